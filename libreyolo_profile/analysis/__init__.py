@@ -1,0 +1,1 @@
+"""Judgements over measured metrics: the bottleneck verdict and the profile's marks."""

@@ -1,0 +1,97 @@
+"""The bottleneck verdict (SPEC §5): ordered rules, each with a reason quoting its numbers and a
+next step. Every threshold lives in THRESHOLDS."""
+
+from __future__ import annotations
+
+THRESHOLDS = {
+    "dataload_pct": 20.0,  # dataloader-bound at ≥ 20% of the step waiting for data
+    "to_device_pct": 15.0,  # transfer-bound at ≥ 15% of the step copying to the device
+    "sync_pct": 25.0,  # sync-bound at ≥ 25% of the step blocked in synchronizing calls
+    "communication_pct": 30.0,  # communication-bound at ≥ 30% of GPU time in collectives
+    "gpu_util_pct": 80.0,  # GPU-bound at or above, host-launch-bound below
+    "gemm_pct": 50.0,  # GEMM-dominated: compute-bound rather than memory-bound
+    "stage_pct": 40.0,  # an inference stage dominates at ≥ 40% of the latency
+    "leaf_busy_pct": 80.0,  # cpu-compute when leaf ops fill ≥ 80% of the step
+    "tiny_steps": 10,  # fewer measured steps/calls than this is a tiny window
+    "tiny_window_ms": 100.0,  # so is a window shorter than this
+    "reserved_of_device_pct": 95.0,  # with device mallocs in the window: thrashing
+}
+
+
+def _f(value, digits=1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def decide(m: dict, kind: str, on_gpu: bool, thrashing: str | None) -> dict:
+    """The verdict for one profile's metrics: {bound, reason, next_step, evidence}."""
+    t = THRESHOLDS
+
+    def verdict(bound, reason, next_step, *evidence):
+        return {"bound": bound, "reason": reason, "next_step": next_step,
+                "evidence": {name: m.get(name) for name in evidence}}
+
+    if thrashing:
+        return verdict("memory-pressure", f"device memory thrashed in the window: {thrashing}",
+                       "lower --batch or --imgsz until the allocator stops retrying; utilization and throughput "
+                       "measured under thrashing cannot be trusted", "peak_vram_mb")
+    if kind == "train" and (m.get("dataload_pct") or 0) >= t["dataload_pct"]:
+        return verdict("dataloader", f"waiting for data takes {_f(m['dataload_pct'])}% of each step "
+                       f"({_f(m.get('dataload_ms'), 2)} of {_f(m['step_ms'], 2)} ms; threshold {t['dataload_pct']:.0f}%)",
+                       "raise --workers, enable pin_memory/persistent workers, or make augmentation cheaper",
+                       "dataload_pct", "dataload_ms", "step_ms")
+    if kind == "train" and (m.get("to_device_pct") or 0) >= t["to_device_pct"]:
+        return verdict("transfer", f"copying batches to the device takes {_f(m['to_device_pct'])}% of each step "
+                       f"({_f(m.get('to_device_ms'), 2)} ms; threshold {t['to_device_pct']:.0f}%)",
+                       "use pinned memory with non_blocking copies, or move augmentation onto the device",
+                       "to_device_pct", "to_device_ms", "step_ms")
+    if (m.get("sync_pct") or 0) >= t["sync_pct"]:
+        return verdict("sync", f"the host is blocked in synchronizing calls for {_f(m['sync_pct'])}% of each step "
+                       f"({_f(m.get('sync_ms'), 2)} ms; threshold {t['sync_pct']:.0f}%)",
+                       "remove .item()/.cpu()/print of device tensors inside the step, or defer them",
+                       "sync_pct", "sync_ms", "step_ms")
+    if (m.get("communication_pct") or 0) >= t["communication_pct"]:
+        return verdict("communication", f"collectives take {_f(m['communication_pct'])}% of GPU time "
+                       f"(threshold {t['communication_pct']:.0f}%)",
+                       "overlap communication with backward (bucket sizes), or reduce what is exchanged",
+                       "communication_pct", "gpu_util_pct")
+    if kind == "infer":
+        for stage in ("preprocess", "postprocess"):
+            share = m.get(f"{stage}_pct")
+            if share is not None and share >= t["stage_pct"]:
+                hint = ("decode and letterbox fewer pixels (smaller --imgsz), or batch preprocessing"
+                        if stage == "preprocess" else
+                        "raise --conf or lower --max-det so NMS sees fewer candidates")
+                return verdict(stage, f"{stage} takes {_f(share)}% of each call's latency "
+                               f"({_f(m.get(f'{stage}_ms'), 2)} of {_f(m['step_ms'], 2)} ms; threshold {t['stage_pct']:.0f}%)",
+                               hint, f"{stage}_pct", f"{stage}_ms", "step_ms")
+    if on_gpu:
+        util = m.get("gpu_util_pct") or 0.0
+        if util >= t["gpu_util_pct"]:
+            if (m.get("gemm_pct") or 0) >= t["gemm_pct"]:
+                return verdict("gpu-compute", f"the GPU is busy {_f(util)}% of the window and GEMM/conv kernels take "
+                               f"{_f(m.get('gemm_pct'))}% of its time (Tensor Core share {_f(m.get('tensorcore_pct'))}%)",
+                               "use AMP (bf16/fp16) so GEMMs run on Tensor Cores, channels_last, or a smaller model/--imgsz",
+                               "gpu_util_pct", "gemm_pct", "tensorcore_pct")
+            return verdict("gpu-memory", f"the GPU is busy {_f(util)}% of the window but elementwise/layout/norm kernels "
+                           f"take {_f(m.get('memory_bound_pct'))}% of its time (GEMM only {_f(m.get('gemm_pct'))}%)",
+                           "fuse elementwise ops (torch.compile), avoid layout copies (channels_last), use fused optimizers",
+                           "gpu_util_pct", "memory_bound_pct", "gemm_pct")
+        return verdict("host-launch", f"the GPU is busy only {_f(util)}% of the window (threshold {t['gpu_util_pct']:.0f}%): "
+                       f"it waited {_f(m.get('host_overhead_ms'), 2)} ms per step for the host, which issued "
+                       f"{_f(m.get('launches_per_step'), 0)} launches at {_f(m.get('per_launch_host_us'))} µs each "
+                       f"and was blocked in sync only {_f(m.get('sync_pct'))}%",
+                       "launch fewer, larger kernels: bigger --batch, CUDA graphs, torch.compile, fused optimizers",
+                       "gpu_util_pct", "host_overhead_ms", "launches_per_step", "per_launch_host_us", "sync_pct")
+    leaf = m.get("leaf_busy_pct")
+    if leaf is not None and leaf >= t["leaf_busy_pct"]:
+        return verdict("cpu-compute", f"leaf ops execute {_f(leaf)}% of each step on the CPU "
+                       f"(threshold {t['leaf_busy_pct']:.0f}%): the arithmetic itself is the cost",
+                       "use a smaller model or --imgsz, more threads, or a GPU", "leaf_busy_pct", "step_ms")
+    if leaf is None:
+        return verdict("unknown", "the trace records no framework ops inside its steps, so neither CPU compute "
+                       "nor overhead can be told apart", "profile with CPU activity recorded", "step_ms")
+    return verdict("cpu-overhead", f"leaf ops execute only {_f(leaf)}% of each step on the CPU; "
+                   f"{_f(m.get('host_overhead_ms'), 2)} ms per step ({_f(m.get('host_overhead_pct'))}%) is framework "
+                   f"and Python time around {_f(m.get('launches_per_step'), 0)} dispatched ops",
+                   "batch more work per op (larger --batch), torch.compile, or fewer small ops",
+                   "leaf_busy_pct", "host_overhead_ms", "launches_per_step")

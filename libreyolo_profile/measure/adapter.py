@@ -1,0 +1,185 @@
+"""The one place that knows how to build a LibreYOLO9 model from outside LibreYOLO's CLI.
+
+Weights resolution is offline-first: a local file (as given, or ./weights/<name>) is loaded by
+absolute path, so LibreYOLO's resolver never reaches its downloader (which retries for ~8 s and
+leaves `*.download.lock` files in the cwd). Only when the network answers a short check is a
+download tried, into the run's temporary directory (deleted afterwards). Otherwise the same family
+and size is built with seeded random weights, loudly marked.
+
+The hooks called here are LibreYOLO 1.6.0's semi-public wrapper methods (`_preprocess`, `_forward`,
+`_postprocess`, `_rebuild_for_new_classes`) and `model.enable_aux`; `check_libreyolo` fails with
+exit 2 when an installed LibreYOLO lacks any of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from pathlib import Path
+
+from libreyolo_profile.errors import ProfileError, UsageError
+from libreyolo_profile.measure.common import note, quiet_libreyolo_logging, warn
+
+SUPPORTED_LIBREYOLO = "1.6.0"
+FAMILY = "LibreYOLO9"
+SIZES = ("t", "s", "m", "c")
+DEFAULT_WEIGHTS = "LibreYOLO9t.pt"
+RANDOM_SEED = 0
+_NAME_SIZE = re.compile(r"^LibreYOLO9([tsmc])\.pt$", re.IGNORECASE)
+
+
+def check_libreyolo():
+    """Import LibreYOLO and verify the hooks we drive exist. Returns the libreyolo module."""
+    try:
+        import libreyolo
+    except Exception as exc:  # pragma: no cover - the package depends on it
+        raise ProfileError(f"LibreYOLO could not be imported ({exc}); install libreyolo=={SUPPORTED_LIBREYOLO}", 2)
+    version = getattr(libreyolo, "__version__", "unknown")
+    quiet_libreyolo_logging()
+    missing = []
+    try:
+        cls = libreyolo.LibreYOLO9
+        for hook in ("_preprocess", "_forward", "_postprocess", "_rebuild_for_new_classes"):
+            if not hasattr(cls, hook):
+                missing.append(f"LibreYOLO9.{hook}")
+        from libreyolo.models.yolo9.nn import LibreYOLO9Model
+
+        for hook in ("enable_aux", "disable_aux"):
+            if not hasattr(LibreYOLO9Model, hook):
+                missing.append(f"LibreYOLO9Model.{hook}")
+    except Exception as exc:
+        missing.append(f"LibreYOLO9 ({type(exc).__name__}: {exc})")
+    for mod, name in (("libreyolo.postprocess.slicing", "slice_batch_outputs"),
+                      ("libreyolo.data", "load_data_config"),
+                      ("libreyolo.models.yolo9.trainer", "YOLO9Trainer")):
+        try:
+            module = __import__(mod, fromlist=[name])
+            if not hasattr(module, name):
+                missing.append(f"{mod}.{name}")
+        except Exception:
+            missing.append(f"{mod}.{name}")
+    if missing:
+        raise ProfileError(f"LibreYOLO {version} lacks hooks this profiler drives ({', '.join(missing)}); "
+                           f"libreyolo-profile supports libreyolo=={SUPPORTED_LIBREYOLO}: "
+                           f"pip install libreyolo=={SUPPORTED_LIBREYOLO}", 2)
+    if version != SUPPORTED_LIBREYOLO:
+        warn(f"LibreYOLO {version} is installed; libreyolo-profile is tested with {SUPPORTED_LIBREYOLO} "
+             "(the hooks it drives are present, so it continues)")
+    return libreyolo
+
+
+def resolve_size(weights: str, size: str) -> tuple[str, str]:
+    """Reconcile --weights and --size. The default weights name follows --size
+    (`--size s` alone means LibreYOLO9s.pt); a name like LibreYOLO9m.pt sets the size when --size is
+    left at its default; a real conflict is exit 2."""
+    size = str(size).lower()
+    if size not in SIZES:
+        raise UsageError(f"--size {size}: LibreYOLO9 comes in sizes {', '.join(SIZES)}")
+    m = _NAME_SIZE.match(Path(weights).name)
+    if weights == DEFAULT_WEIGHTS and size != "t":
+        return f"LibreYOLO9{size}.pt", size
+    if m and m.group(1).lower() != size:
+        if size == "t":
+            return weights, m.group(1).lower()
+        raise UsageError(f"--weights {weights} is a LibreYOLO9-{m.group(1).lower()} checkpoint but --size is {size}; "
+                         "drop one of them")
+    return weights, size
+
+
+def _local_weights(weights: str) -> Path | None:
+    p = Path(weights).expanduser()
+    if p.is_file():
+        return p.resolve()
+    if not p.is_absolute():
+        alt = Path("weights") / p
+        if alt.is_file():
+            return alt.resolve()
+    return None
+
+
+def _network_answers(timeout: float = 1.5) -> bool:
+    if os.environ.get("LIBREYOLO_PROFILE_OFFLINE") or os.environ.get("HF_HUB_OFFLINE") == "1":
+        return False
+    try:
+        with socket.create_connection(("huggingface.co", 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _try_download(name: str, size: str, tmp: Path) -> Path | None:
+    """Download into the run's temp dir (locks and partial files stay there, and go with it)."""
+    if not _NAME_SIZE.match(name) or not _network_answers():
+        return None
+    try:
+        from libreyolo.utils.download import download_weights
+
+        target = tmp / "weights" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        note(f"downloading {name} into the run's temporary directory")
+        download_weights(str(target), size)
+        return target if target.is_file() else None
+    except Exception as exc:  # any failure → random init, with the reason
+        warn(f"download of {name} failed ({type(exc).__name__}: {exc})")
+        return None
+
+
+def build_model(weights: str, size: str, device, tmp: Path):
+    """Build a LibreYOLO9 wrapper on `device`. Returns (wrapper, model_info, marks)."""
+    import torch
+
+    libreyolo = check_libreyolo()
+    weights, size = resolve_size(weights, size)
+    marks: dict[str, str] = {}
+    path = _local_weights(weights)
+    downloaded = False
+    if path is None:
+        path = _try_download(Path(weights).name, size, tmp)
+        downloaded = path is not None
+    if path is not None:
+        try:
+            wrapper = libreyolo.LibreYOLO9(str(path), size=size, device=str(device))
+        except Exception as exc:
+            raise ProfileError(f"--weights {weights}: LibreYOLO could not load it as a LibreYOLO9-{size} "
+                               f"checkpoint ({type(exc).__name__}: {exc})", 2) from None
+        source = f"file:{path}" if not downloaded else f"downloaded:{Path(weights).name} (temporary copy, deleted)"
+    else:
+        why = (f"weights file {weights} not found (looked at {Path(weights)} and {Path('weights') / weights}) "
+               "and no download possible offline")
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(RANDOM_SEED)
+            wrapper = libreyolo.LibreYOLO9(None, size=size, device=str(device))
+        source = f"random-init (seed {RANDOM_SEED}; {why})"
+        marks["random_weights"] = (f"{why}; randomly initialized LibreYOLO9-{size} (seed {RANDOM_SEED}): timing is "
+                                   "representative, detections and NMS work are not")
+        warn(f"{why}.\n  Using RANDOMLY INITIALIZED LibreYOLO9-{size} weights: timing is representative, "
+             f"detections and NMS work are not. Pass --weights /path/to/LibreYOLO9{size}.pt for real weights.")
+    # Both the module and the wrapper must agree on the device (there is no wrapper.to()).
+    wrapper.model.to(device)
+    wrapper.device = torch.device(device)
+    info = {
+        "family": FAMILY,
+        "size": size,
+        "weights": weights,
+        "weights_source": source,
+        "nb_classes": int(wrapper.nb_classes),
+        "input_size": int(getattr(wrapper, "input_size", 640) or 640),
+        "letterbox_pad": str(getattr(wrapper, "letterbox_pad", None)),
+    }
+    return wrapper, info, marks
+
+
+def parameter_count(module) -> int:
+    return int(sum(p.numel() for p in module.parameters()))
+
+
+def round_imgsz(wrapper, imgsz: int) -> int:
+    """LibreYOLO9 needs sides that are multiples of its stride (32); round up like LibreYOLO does."""
+    if imgsz < 1:
+        raise UsageError(f"--imgsz {imgsz}: must be ≥ 1")
+    stride = int(getattr(wrapper, "IMGSZ_STRIDE", 32) or 32)
+    rounded = -(-imgsz // stride) * stride
+    if rounded != imgsz:
+        warn(f"--imgsz {imgsz} is not a multiple of {stride}; using {rounded} (as LibreYOLO does)")
+    return rounded

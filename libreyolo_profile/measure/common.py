@@ -1,0 +1,382 @@
+"""What both writers share: device parsing, the temporary workspace inside --project (removed on
+every exit, Ctrl-C and SIGTERM included), the profiler configuration, the environment record,
+progress on stderr, and the hand-off to the store.
+
+Progress and warnings go to stderr; stdout carries only the summary (or, with --json, exactly one
+JSON document) printed by the store's reader at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import platform
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+from rich.console import Console
+
+from libreyolo_profile.errors import ProfileError, UsageError
+
+console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+# Profiler settings, chosen for low distortion: no shapes, stacks, modules or FLOP counting
+# (each adds per-op host cost; the CPU forward dispatches ~5,000 aten ops per call).
+PROFILER_OPTIONS = {"record_shapes": False, "with_stack": False, "with_modules": False, "with_flops": False}
+
+
+def warn(message: str) -> None:
+    console.print(f"[bold yellow]warning:[/] {message}")
+
+
+def note(message: str) -> None:
+    console.print(f"[dim]{message}[/]")
+
+
+def quiet_libreyolo_logging() -> None:
+    """LibreYOLO installs an INFO stderr handler on first model construction unless its logger
+    already has one. Give it ours at WARNING so its warnings still reach stderr (never stdout) and
+    its INFO chatter (dataset scan, optimizer groups, 'Tip: …') does not drown the progress."""
+    if os.environ.get("LIBREYOLO_PROFILE_VERBOSE"):
+        level = logging.INFO
+    else:
+        level = logging.WARNING
+    lg = logging.getLogger("libreyolo")
+    if not any(getattr(h, "_libreyolo_profile", False) for h in lg.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("libreyolo: %(levelname)s: %(message)s"))
+        handler._libreyolo_profile = True  # type: ignore[attr-defined]
+        lg.addHandler(handler)
+    lg.setLevel(level)
+    lg.propagate = False
+
+
+# ---------------------------------------------------------------------------------------------
+# device
+
+
+def resolve_device(spec: str):
+    """`0`, `cuda`, `cuda:N` or `cpu` → torch.device. Exit 2 with a way out when CUDA is absent."""
+    import torch
+
+    raw = str(spec).strip().lower()
+    if raw in ("cpu",):
+        return torch.device("cpu")
+    if "," in raw or raw.startswith("["):
+        raise UsageError(f"--device {spec}: one device per profile; pass a single GPU index (e.g. --device 0) or --device cpu")
+    if raw.isdigit():
+        index = int(raw)
+    elif raw == "cuda":
+        index = 0
+    elif raw.startswith("cuda:") and raw[5:].isdigit():
+        index = int(raw[5:])
+    elif raw == "mps":
+        raise UsageError("--device mps is not supported by libreyolo profile; use --device cpu or a CUDA device")
+    else:
+        raise UsageError(f"--device {spec}: expected a GPU index (0), cuda:N or cpu")
+    if not torch.cuda.is_available():
+        raise UsageError(f"--device {spec} asks for CUDA, but CUDA is not available here "
+                         f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'none'}); "
+                         "use --device cpu to profile on the CPU")
+    count = torch.cuda.device_count()
+    if index >= count:
+        raise UsageError(f"--device {spec}: only {count} CUDA device(s) visible (0..{count - 1}); "
+                         "use one of those or --device cpu")
+    return torch.device(f"cuda:{index}")
+
+
+def check_positive(name: str, value: int, minimum: int = 1) -> None:
+    if value < minimum:
+        raise UsageError(f"--{name} {value}: must be ≥ {minimum}")
+
+
+# ---------------------------------------------------------------------------------------------
+# workspace: every temporary file lives in one directory inside --project, removed on any exit
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so every `finally` (and the workspace cleanup) runs."""
+
+
+@contextlib.contextmanager
+def workspace(project: Path, kind: str) -> Iterator[Path]:
+    """Create --project if needed and a unique temp dir inside it; remove the temp dir on every
+    exit, and the directories this call created if the command failed and left them empty.
+    SIGTERM raises inside the main thread so the cleanup runs (the old handler is restored)."""
+    project = Path(project)
+    created: list[Path] = []
+    p = project.absolute()
+    missing = []
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    try:
+        project.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProfileError(f"--project {project}: cannot create it ({exc.strerror or exc})", 2) from None
+    created = list(missing)  # deepest first
+    if not os.access(project, os.W_OK):
+        raise ProfileError(f"--project {project}: not writable", 2)
+    tmp = Path(tempfile.mkdtemp(prefix=f".libreyolo-profile-{kind}-", dir=project))
+
+    main_pid = os.getpid()
+    old_handler = None
+
+    def _on_sigterm(signum, frame):  # pragma: no cover - exercised by a subprocess test
+        if os.getpid() == main_pid:
+            raise _Terminated()
+
+    try:
+        old_handler = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: no handler, cleanup still runs on exceptions
+        old_handler = None
+    ok = False
+    try:
+        yield tmp
+        ok = True
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old_handler is not None:
+            with contextlib.suppress(ValueError):
+                signal.signal(signal.SIGTERM, old_handler)
+        if not ok:
+            for d in created:  # deepest first; only the empty ones we made
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+
+
+# ---------------------------------------------------------------------------------------------
+# environment
+
+
+def _cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def environment(device) -> dict:
+    import torch
+
+    import libreyolo
+    from libreyolo_profile import __version__
+
+    cuda_available = torch.cuda.is_available()
+    env = {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda if cuda_available else None,
+        "cudnn": (torch.backends.cudnn.version() if cuda_available else None),
+        "libreyolo": getattr(libreyolo, "__version__", None),
+        "libreyolo_profile": __version__,
+        "device": str(device),
+        "device_type": device.type,
+        "device_name": None,
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch_interop_threads": torch.get_num_interop_threads(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        env["device_name"] = props.name
+        env["device_total_mb"] = round(props.total_memory / 2**20, 1)
+        env["device_capability"] = f"{props.major}.{props.minor}"
+    else:
+        env["device_name"] = f"CPU: {env['cpu']}"
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# profiler
+
+
+def make_profiler(device, profile_memory: bool = False):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    return profile(activities=activities, profile_memory=profile_memory, **PROFILER_OPTIONS)
+
+
+def export_trace(prof, path: Path) -> Path:
+    with kineto_quiet():
+        prof.export_chrome_trace(str(path))
+    return path
+
+
+# Kineto (C++) writes status lines straight to fd 2 at profiler start/stop, whatever
+# KINETO_LOG_LEVEL says, and on a CUDA build without a GPU an "ERROR … gpuGetDeviceCount failed"
+# line. These are dropped; any other line Kineto writes is passed through.
+_KINETO_NOISE = re.compile(r"^(USDT|STAGE|INFO):\d{4}-\d\d-\d\d |^ERROR:\d{4}-\d\d-\d\d .*gpuGetDeviceCount failed")
+
+
+@contextlib.contextmanager
+def kineto_quiet() -> Iterator[None]:
+    """Capture fd 2 around a profiler start/stop/export call and drop Kineto's routine lines."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except OSError:  # no usable fd 2: nothing to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            kept = [line for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True)
+                    if not _KINETO_NOISE.match(line)]
+            if kept:
+                sys.stderr.write("".join(kept))
+                sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def profiling(prof) -> Iterator:
+    """`with prof:` with Kineto's start/stop chatter filtered from stderr."""
+    with kineto_quiet():
+        prof.start()
+    try:
+        yield prof
+    finally:
+        with kineto_quiet():
+            prof.stop()
+
+
+def cuda_memory_reset(device) -> int | None:
+    """Reset the allocator peaks at a trial's start; returns the alloc-retry count to diff."""
+    import torch
+
+    if device.type != "cuda":
+        return None
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    return int(torch.cuda.memory_stats(device).get("num_alloc_retries", 0))
+
+
+def cuda_memory_capture(device, retries_before: int | None) -> dict:
+    import torch
+
+    if device.type != "cuda":
+        return {}
+    stats = torch.cuda.memory_stats(device)
+    peak = torch.cuda.max_memory_allocated(device) / 2**20
+    return {
+        "peak_vram_mb": round(peak, 2),
+        "peak_mem_mb": round(peak, 2),
+        "peak_reserved_mb": round(torch.cuda.max_memory_reserved(device) / 2**20, 2),
+        "device_total_mb": round(torch.cuda.get_device_properties(device).total_memory / 2**20, 2),
+        "num_alloc_retries": int(stats.get("num_alloc_retries", 0)) - int(retries_before or 0),
+    }
+
+
+def peak_rss_mb() -> float | None:
+    """Peak resident set size of this process so far (Linux reports KiB), for CPU profiles."""
+    with contextlib.suppress(Exception):
+        import resource
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return round(rss / 1024 if sys.platform != "darwin" else rss / 2**20, 1)
+    return None
+
+
+def sync(device) -> None:
+    if device.type == "cuda":
+        import torch
+
+        torch.cuda.synchronize(device)
+
+
+# ---------------------------------------------------------------------------------------------
+# progress
+
+
+@contextlib.contextmanager
+def progress(description: str, total: int) -> Iterator:
+    """A rich progress bar on stderr; yields `advance(n=1, description=None)`."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not console.is_terminal:
+        # Logs and pipes get one line per stage, not a redrawn bar.
+        console.print(f"{description} ({total})")
+
+        def advance(n: int = 1, description: str | None = None) -> None:
+            return None
+
+        yield advance
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(n: int = 1, description: str | None = None) -> None:
+            if description is not None:
+                bar.update(task, description=description)
+            bar.advance(task, n)
+
+        yield advance
+
+
+@contextlib.contextmanager
+def status(message: str) -> Iterator[None]:
+    if console.is_terminal:
+        with console.status(message):
+            yield
+    else:
+        console.print(message)
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# hand-off to the store
+
+
+def write_and_print(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command: list[str],
+                    settings: dict, env: dict, model: dict, marks: dict, as_json: bool) -> dict:
+    from libreyolo_profile.store.writer import write_profile
+
+    with status(f"analysing {len(trials)} trial trace(s) and writing {out_dir}/profile.json"):
+        doc = write_profile(out_dir, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
+                            settings=settings, environment=env, model=model, marks=marks)
+    path = Path(out_dir) / "profile.json"
+    try:
+        from libreyolo_profile.readers import summary
+    except ImportError:
+        summary = None
+    if summary is not None and hasattr(summary, "main"):
+        summary.main(path, as_json)
+    elif as_json:
+        import json
+
+        sys.stdout.write(json.dumps({"profile": str(path)}) + "\n")
+    else:
+        sys.stdout.write(f"{path}\n")
+    return doc
+
+
+class Stopwatch:
+    __slots__ = ("t0",)
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def ms(self) -> float:
+        return (time.perf_counter() - self.t0) * 1000.0

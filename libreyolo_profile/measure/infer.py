@@ -1,0 +1,273 @@
+"""`libreyolo profile infer`: the inference path of a LibreYOLO9 model, stage by stage.
+
+One measured call = LibreYOLO's own three stages for `--batch` images, the way its batched predict
+path runs them: `_preprocess` per image (letterbox → tensor) + `torch.cat` + the host→device copy,
+one `_forward` under `torch.no_grad()` (and CUDA autocast with --half), then `_postprocess` (NMS)
+per image on `slice_batch_outputs(output, i)`, which yields python lists on the host. On CUDA the
+forward stage ends with a synchronize, so every call's latency is complete work with results on
+the host. Images are decoded once before the window (decoding is not in the latency).
+
+Per trial: warmup calls (not traced), then `--runs` calls under torch.profiler, each one
+`ProfilerStep#n` with `## preprocess ##`, `## forward ##`, `## postprocess ##` inside. The profiler's
+distortion is measured on the same calls without it: half of them just before the window, half
+just after (same inputs, same order), compared by median latency.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from pathlib import Path
+
+from libreyolo_profile.errors import UsageError
+from libreyolo_profile.measure import common
+from libreyolo_profile.measure.common import console, warn
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif"}
+AMP_DTYPES = ("float16", "bfloat16")
+
+
+def _source_files(source: str | None) -> tuple[list[Path], str, str]:
+    """(files, kind, shown) — exit 2 for a missing path or a directory without images."""
+    if source is None:
+        import libreyolo
+
+        sample = Path(libreyolo.SAMPLE_IMAGE)
+        if not sample.is_file():
+            raise UsageError(f"LibreYOLO's bundled sample image {sample} is missing; pass an image or directory")
+        return [sample], "sample", f"LibreYOLO sample image {sample}"
+    p = Path(source).expanduser()
+    if p.is_file():
+        return [p.resolve()], "file", str(p.resolve())
+    if p.is_dir():
+        files = sorted(f.resolve() for f in p.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        if not files:
+            raise UsageError(f"source {source}: directory holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        return files, "directory", str(p.resolve())
+    raise UsageError(f"source {source}: no such file or directory")
+
+
+def _decode(files: list[Path]) -> list:
+    from PIL import Image
+
+    images = []
+    for f in files:
+        try:
+            with Image.open(f) as im:
+                images.append(im.convert("RGB"))
+        except Exception as exc:
+            raise UsageError(f"source {f}: not a readable image ({type(exc).__name__}: {exc})") from None
+    return images
+
+
+def _validate(opts: dict) -> None:
+    common.check_positive("batch", opts["batch"])
+    common.check_positive("runs", opts["runs"])
+    common.check_positive("warmup", opts["warmup"], 0)
+    common.check_positive("repeat", opts["repeat"])
+    common.check_positive("max-det", opts["max_det"])
+    common.check_positive("imgsz", opts["imgsz"])
+    if opts["amp_dtype"] not in AMP_DTYPES:
+        raise UsageError(f"--amp-dtype {opts['amp_dtype']}: expected float16 or bfloat16")
+    if not 0.0 <= opts["conf"] <= 1.0:
+        raise UsageError(f"--conf {opts['conf']}: must be within [0, 1]")
+    if not 0.0 <= opts["iou"] <= 1.0:
+        raise UsageError(f"--iou {opts['iou']}: must be within [0, 1]")
+
+
+class _Caller:
+    """One inference call over a batch of decoded images, optionally annotated with phases."""
+
+    def __init__(self, wrapper, device, imgsz: int, conf: float, iou: float, max_det: int,
+                 autocast_dtype):
+        import torch
+        from torch.profiler import record_function
+
+        from libreyolo.postprocess.slicing import slice_batch_outputs
+
+        self.torch = torch
+        self.record_function = record_function
+        self.slice = slice_batch_outputs
+        self.wrapper = wrapper
+        self.device = device
+        self.imgsz = imgsz
+        self.conf, self.iou, self.max_det = conf, iou, max_det
+        self.autocast_dtype = autocast_dtype
+        self.cuda = device.type == "cuda"
+
+    def _phase(self, name: str, annotate: bool):
+        return self.record_function(f"## {name} ##") if annotate else contextlib.nullcontext()
+
+    def __call__(self, images: list, annotate: bool) -> list:
+        torch, w = self.torch, self.wrapper
+        with self._phase("preprocess", annotate):
+            pre = [w._preprocess(img, "auto", input_size=self.imgsz) for img in images]
+            x = pre[0][0] if len(pre) == 1 else torch.cat([p[0] for p in pre], dim=0)
+            x = x.to(self.device)
+        with self._phase("forward", annotate):
+            with torch.no_grad():
+                if self.autocast_dtype is not None:
+                    with torch.autocast("cuda", dtype=self.autocast_dtype):
+                        out = w._forward(x)
+                else:
+                    out = w._forward(x)
+            if self.cuda:
+                torch.cuda.synchronize(self.device)
+        with self._phase("postprocess", annotate):
+            if len(pre) == 1:
+                dets = [w._postprocess(out, self.conf, self.iou, pre[0][2], max_det=self.max_det,
+                                       ratio=pre[0][3], input_size=self.imgsz)]
+            else:
+                dets = [w._postprocess(self.slice(out, i), self.conf, self.iou, p[2], max_det=self.max_det,
+                                       ratio=p[3], input_size=self.imgsz) for i, p in enumerate(pre)]
+        return dets
+
+
+def profile_infer(opts: dict, argv: list[str]) -> dict:
+    _validate(opts)
+    files, source_kind, source_shown = _source_files(opts.get("source"))
+    batch, runs, warmup, repeat = opts["batch"], opts["runs"], opts["warmup"], opts["repeat"]
+    with common.status("importing torch and LibreYOLO"):
+        import torch
+
+        device = common.resolve_device(opts["device"])
+        if opts["half"] and device.type != "cuda":
+            raise UsageError("--half runs the forward pass under CUDA autocast and needs a CUDA device; "
+                             "drop --half (or use --no-half) with --device cpu")
+        from libreyolo_profile.measure import adapter
+
+        adapter.check_libreyolo()
+    autocast_dtype = getattr(torch, opts["amp_dtype"]) if opts["half"] else None
+    if autocast_dtype is torch.bfloat16 and not torch.cuda.is_bf16_supported():
+        raise UsageError(f"--amp-dtype bfloat16: {torch.cuda.get_device_name(device)} has no bfloat16 support; use float16")
+
+    project = Path(opts["project"])
+    with common.workspace(project, "infer") as tmp:
+        with common.status(f"building LibreYOLO9-{opts['size']} on {device}"):
+            wrapper, model_info, marks = adapter.build_model(opts["weights"], opts["size"], device, tmp)
+        wrapper.model.eval()
+        model_info["parameter_count"] = adapter.parameter_count(wrapper.model)
+        imgsz = adapter.round_imgsz(wrapper, opts["imgsz"])
+        images = _decode(files)
+        n_img = len(images)
+        plan = [[images[(i * batch + k) % n_img] for k in range(batch)] for i in range(runs)]
+        caller = _Caller(wrapper, device, imgsz, opts["conf"], opts["iou"], opts["max_det"], autocast_dtype)
+        from torch.profiler import record_function
+
+        profile_memory = device.type == "cpu" and common_cpu_profile_memory()
+        trials = []
+        for trial in range(repeat):
+            label = f"trial {trial + 1}/{repeat}" if repeat > 1 else "infer"
+            total = warmup + runs * (2 if opts["overhead"] else 1)
+            with common.progress(f"{label}: warmup {warmup}, {runs} profiled calls"
+                                 + (f", {runs} unprofiled" if opts["overhead"] else ""), total) as advance:
+                # Warmup: untraced, same shapes, so allocator and kernels are settled.
+                for i in range(warmup):
+                    caller(plan[i % runs], annotate=False)
+                    advance()
+                common.sync(device)
+                retries = common.cuda_memory_reset(device)
+                half1 = runs // 2 if opts["overhead"] else 0
+                plain: list[float] = []
+                for i in range(half1):
+                    t0 = time.perf_counter()
+                    caller(plan[i], annotate=False)
+                    plain.append((time.perf_counter() - t0) * 1000.0)
+                    advance()
+                if device.type == "cuda":  # the unprofiled calls must not lift the window's peak
+                    retries = common.cuda_memory_reset(device)
+                profiled: list[float] = []
+                prof = common.make_profiler(device, profile_memory=profile_memory)
+                with common.profiling(prof):
+                    for i in range(runs):
+                        t0 = time.perf_counter()
+                        with record_function(f"ProfilerStep#{i + 1}"):
+                            caller(plan[i], annotate=True)
+                        profiled.append((time.perf_counter() - t0) * 1000.0)
+                        advance()
+                mem = common.cuda_memory_capture(device, retries)
+                trace_path = common.export_trace(prof, tmp / f"trial{trial + 1}_trace.json")
+                del prof
+                if opts["overhead"]:
+                    for i in range(half1, runs):
+                        t0 = time.perf_counter()
+                        caller(plan[i], annotate=False)
+                        plain.append((time.perf_counter() - t0) * 1000.0)
+                        advance()
+            trials.append(_capture(trace_path, batch, mem, profiled, plain, opts["overhead"], device))
+
+        env = common.environment(device)
+        settings = {
+            "source": source_shown,
+            "source_kind": source_kind,
+            "source_images": n_img,
+            "weights": opts["weights"],
+            "size": model_info["size"],
+            "batch": batch,
+            "imgsz": imgsz,
+            "imgsz_requested": opts["imgsz"],
+            "half": bool(opts["half"]),
+            "amp_dtype": opts["amp_dtype"] if opts["half"] else None,
+            "warmup": warmup,
+            "runs": runs,
+            "repeat": repeat,
+            "conf": opts["conf"],
+            "iou": opts["iou"],
+            "max_det": opts["max_det"],
+            "device": str(device),
+            "device_requested": str(opts["device"]),
+            "trace": bool(opts["trace"]),
+            "project": str(project.resolve()),
+            "overhead": bool(opts["overhead"]),
+            "decode_in_latency": False,
+            "latency_scope": ("one call = LibreYOLO _preprocess per image (letterbox, to tensor) + torch.cat + "
+                              "host-to-device copy | _forward under torch.no_grad"
+                              + (f" and CUDA autocast {opts['amp_dtype']}" if opts["half"] else "")
+                              + (" + cuda synchronize" if device.type == "cuda" else "")
+                              + " | _postprocess (NMS) per image to python lists; images decoded once "
+                                "before the window, Results objects not built"),
+            "torch_threads": torch.get_num_threads(),
+            "profile_memory": profile_memory,
+            "profiler": dict(common.PROFILER_OPTIONS, activities=["cpu"] + (["cuda"] if device.type == "cuda" else [])),
+        }
+        return common.write_and_print(project / "infer", kind="infer", trials=trials, keep_trace=bool(opts["trace"]),
+                                      command=list(argv), settings=settings, env=env, model=model_info,
+                                      marks=marks, as_json=bool(opts["as_json"]))
+
+
+def common_cpu_profile_memory() -> bool:
+    """Whether CPU profiles record allocator events (`profile_memory`): see the overhead benchmark."""
+    return CPU_PROFILE_MEMORY
+
+
+# Measured with benchmarks/bench_profiler_overhead.py: see the module docstring there.
+CPU_PROFILE_MEMORY = False
+
+
+def _capture(trace_path: Path, batch: int, mem: dict, profiled: list[float], plain: list[float],
+             overhead: bool, device):
+    from libreyolo_profile.store.capture import TrialCapture
+
+    extra = {
+        "host_latency_mean_ms": round(statistics.fmean(profiled), 4),
+        "host_latency_p50_ms": round(statistics.median(profiled), 4),
+        "host_latency_ms": [round(v, 4) for v in profiled],
+    }
+    pct = method = None
+    if overhead and plain:
+        med_p, med_u = statistics.median(profiled), statistics.median(plain)
+        pct = round((med_p - med_u) / med_u * 100.0, 3)
+        method = (f"median latency of the {len(profiled)} profiled calls vs the same {len(plain)} calls "
+                  "(same inputs, same order) timed without the profiler, half just before the window and "
+                  "half just after; can be negative within timing noise")
+        extra["unprofiled_latency_p50_ms"] = round(med_u, 4)
+        extra["unprofiled_latency_mean_ms"] = round(statistics.fmean(plain), 4)
+        extra["profiler_overhead_mean_pct"] = round(
+            (statistics.fmean(profiled) - statistics.fmean(plain)) / statistics.fmean(plain) * 100.0, 3)
+    if device.type == "cpu":
+        extra["peak_rss_mb"] = common.peak_rss_mb()
+        extra["peak_rss_note"] = ("process peak resident set size since start (interpreter, libraries, model "
+                                  "and every tensor), not an allocator peak")
+    return TrialCapture(trace_path=trace_path, images_per_step=batch, profiler_overhead_pct=pct,
+                        overhead_method=method, extra=extra, **mem)

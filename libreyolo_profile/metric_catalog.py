@@ -1,0 +1,70 @@
+"""Names, units and meanings of the scalar metrics `get` answers (SPEC §4).
+
+Their values are defined once, in sql/metrics.sql; this is the catalogue readers print and
+the reasons a metric can be null. Plain data: `get` imports it without DuckDB or pyarrow.
+"""
+
+from __future__ import annotations
+
+ANY, GPU = "any", "gpu"
+BOTH, TRAIN, INFER = ("train", "infer"), ("train",), ("infer",)
+
+# name -> (unit, kinds it applies to, device it needs, meaning)
+METRICS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
+    "step_ms": ("ms", BOTH, ANY, "train: window wall time ÷ steps (window ends when the device is done); infer: mean call latency"),
+    "throughput_img_s": ("img/s", BOTH, ANY, "images ÷ window wall seconds"),
+    "ms_per_img": ("ms", BOTH, ANY, "1000 ÷ throughput"),
+    "latency_p50_ms": ("ms", INFER, ANY, "median per-call latency"),
+    "latency_p90_ms": ("ms", INFER, ANY, "90th percentile per-call latency"),
+    "latency_p99_ms": ("ms", INFER, ANY, "99th percentile per-call latency"),
+    "preprocess_ms": ("ms", INFER, ANY, "mean preprocess time per call"),
+    "preprocess_pct": ("%", INFER, ANY, "preprocess share of the mean latency"),
+    "forward_ms": ("ms", INFER, ANY, "mean forward time per call"),
+    "forward_pct": ("%", INFER, ANY, "forward share of the mean latency"),
+    "postprocess_ms": ("ms", INFER, ANY, "mean postprocess (NMS) time per call"),
+    "postprocess_pct": ("%", INFER, ANY, "postprocess share of the mean latency"),
+    "gpu_util_pct": ("%", BOTH, GPU, "|union of kernel intervals| ÷ window wall time (busiest device)"),
+    "gpu_busy_ms": ("ms", BOTH, GPU, "device busy time per step (busiest device)"),
+    "tensorcore_pct": ("%", BOTH, GPU, "Tensor Core kernel time ÷ all kernel time, by kernel name (a heuristic)"),
+    "gemm_pct": ("%", BOTH, GPU, "GEMM/convolution share of kernel time"),
+    "memory_bound_pct": ("%", BOTH, GPU, "elementwise, layout, norm and reduce share of kernel time"),
+    "communication_pct": ("%", BOTH, GPU, "collective (nccl/rccl) share of kernel time"),
+    "memcpy_ms": ("ms", BOTH, GPU, "device copy time per step (not kernel time)"),
+    "peak_vram_mb": ("MiB", BOTH, GPU, "peak allocated device memory in the window"),
+    "peak_mem_mb": ("MiB", BOTH, ANY, "peak allocated memory on the profiled device (host allocator on CPU)"),
+    "launches_per_step": ("count", BOTH, ANY, "runtime launch calls per step (CPU: dispatched leaf ops)"),
+    "kernels_per_step": ("count", BOTH, GPU, "device kernels executed per step"),
+    "ops_per_step": ("count", BOTH, ANY, "framework ops recorded per step"),
+    "host_overhead_ms": ("ms", BOTH, ANY, "per step, device idle in compute phases waiting for the host (CPU: compute time outside leaf ops)"),
+    "host_overhead_pct": ("%", BOTH, ANY, "host overhead ÷ step time"),
+    "leaf_busy_pct": ("%", BOTH, "cpu", "leaf-op execution ÷ step time (CPU profiles)"),
+    "sync_ms": ("ms", BOTH, GPU, "per step, host time blocked in synchronizing calls"),
+    "sync_pct": ("%", BOTH, GPU, "sync time ÷ step time"),
+    "per_launch_host_us": ("µs", BOTH, ANY, "host time per launch: (step host wall − sync) ÷ launches (CPU: framework time ÷ leaf ops)"),
+    "launch_api_us": ("µs", BOTH, GPU, "mean duration of a kernel-launch API call"),
+    "kernel_gap_us": ("µs", BOTH, GPU, "median idle gap between queued consecutive kernels on one stream"),
+    "dataload_ms": ("ms", TRAIN, ANY, "per step, time waiting for the next batch"),
+    "dataload_pct": ("%", TRAIN, ANY, "dataload share of the step"),
+    "to_device_ms": ("ms", TRAIN, ANY, "per step, time copying the batch to the device"),
+    "to_device_pct": ("%", TRAIN, ANY, "to_device share of the step"),
+    "profiler_overhead_pct": ("%", BOTH, ANY, "how much slower the same work ran under the profiler"),
+    "steps": ("count", BOTH, ANY, "measured steps (train) or calls (infer) in the window"),
+    "window_ms": ("ms", BOTH, ANY, "measured window wall time"),
+    "images_per_step": ("count", BOTH, ANY, "images one step or call consumed"),
+    "bound": ("", BOTH, ANY, "the bottleneck verdict"),
+    "bound_reason": ("", BOTH, ANY, "why, with the numbers"),
+    "thrashing": ("", BOTH, ANY, "true when the window ran under device-memory pressure"),
+}
+
+
+def null_reason(name: str, doc: dict) -> str:
+    """Why a metric is null in this profile, in one sentence."""
+    unit, kinds, device, _ = METRICS.get(name, ("", BOTH, ANY, ""))
+    if doc.get("kind") not in kinds:
+        return f"{name} applies to {' and '.join(kinds)} profiles; this is a {doc.get('kind')} profile"
+    if device == GPU and doc.get("device_type") == "cpu":
+        return "CPU profile: no device kernels were recorded, so GPU figures cannot be measured"
+    reasons = doc.get("null_reasons", {})
+    if name in reasons:
+        return reasons[name]
+    return "not measured in this profile"

@@ -1,0 +1,26 @@
+"""`libreyolo profile phases`: GPU ms, wall ms, kernels and ops per phase (sql/phases.sql)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from libreyolo_profile.readers.common import PHASES, emit_json, open_tables, profile_identity, records, run_sql, stdout_console, table
+
+
+def phase_rows(loaded, con) -> tuple[list[str], list[tuple]]:
+    doc = loaded.doc
+    return run_sql(con, "phases.sql", {"phases": PHASES[doc["kind"]], "steps": doc["metrics"]["steps"]})
+
+
+def main(trace: Path, as_json: bool) -> None:
+    loaded, con = open_tables(trace)
+    columns, rows = phase_rows(loaded, con)
+    inferred = "phases_inferred" in loaded.doc.get("marks", {})
+    if as_json:
+        emit_json({"profile": profile_identity(loaded), "phases_inferred": inferred, "phases": records(columns, rows)})
+        return
+    title = "Phases per measured step" + (" (inferred from PyTorch's own marks)" if inferred else "")
+    stdout_console().print(table(title, [("phase", "left"), ("GPU ms", "right"), ("wall ms", "right"),
+                                         ("wall %", "right"), ("kernels", "right"), ("ops", "right"),
+                                         ("launches", "right")],
+                                 [list(r) for r in rows]))

@@ -1,0 +1,2 @@
+"""The profile store: schemas, trace ingest, and profile.json/parquet writing and loading.
+Shared by the writers (`run`, `infer`) and every reader."""

@@ -1,0 +1,59 @@
+"""One trace in, everything a profile holds out: metrics, tables, devices and window.
+
+The same path serves our own captures and foreign traces, so every number has one definition.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.store.ingest import compute_metrics, ingest
+from libreyolo_profile.store.schema import TABLES
+from libreyolo_profile.store.trace_parse import parse_trace
+from libreyolo_profile.errors import UnanalysableError
+
+TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES}
+
+
+def analyse_trace(path: Path, kind_hint: str | None = None, images_per_step: int | None = None) -> dict:
+    parsed = parse_trace(path)
+    con = ingest(parsed, kind_hint)
+    try:
+        if con.execute("SELECT count(*) FROM step_ranges").fetchone()[0] == 0:
+            raise UnanalysableError(f"{path}: the trace holds no host ops, annotations or device work to analyse")
+        con.execute("CREATE OR REPLACE TEMP TABLE trace_info AS SELECT CAST($rank AS BIGINT) AS rank", {"rank": parsed.rank})
+        metrics = compute_metrics(con, images_per_step)
+        kind, kind_inferred, phases_annotated = con.execute("SELECT * FROM profile_kind").fetchone()
+        tables = {}
+        for name, query in TABLE_QUERIES.items():
+            cursor = con.execute(sql_text(query))
+            columns = [d[0] for d in cursor.description]
+            expected = [c[0] for c in TABLES[name]]
+            assert columns == expected, f"{query} columns {columns} differ from schema {expected}"
+            tables[name] = {"columns": columns, "rows": [list(r) for r in cursor.fetchall()]}
+        cursor = con.execute("""
+            SELECT device, busy_ns / 1e6 AS busy_ms, kernel_ns / 1e6 AS kernel_ms, kernels,
+                   100.0 * busy_ns / (SELECT end_ns - start_ns FROM measurement_window) AS gpu_util_pct,
+                   100.0 * coalesce(tensorcore_ns, 0) / nullif(kernel_ns, 0) AS tensorcore_pct
+            FROM device_summary ORDER BY busy_ns DESC NULLS LAST, device""")
+        names = [d[0] for d in cursor.description]
+        device_rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+    properties = {d["device"]: d for d in parsed.devices}
+    for row in device_rows:
+        prop = properties.get(str(row["device"]), {})
+        row["name"] = prop.get("name")
+        row["total_mb"] = prop.get("total_mb")
+    return {
+        "kind": kind,
+        "kind_inferred": bool(kind_inferred),
+        "phases_annotated": bool(phases_annotated),
+        "metrics": metrics,
+        "tables": tables,
+        "devices": device_rows,
+        "device_properties": parsed.devices,
+        "rank": parsed.rank,
+        "world_size": parsed.world_size,
+    }

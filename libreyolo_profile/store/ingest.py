@@ -1,0 +1,37 @@
+"""Run the ingest SQL over a parsed trace: one DuckDB connection holding the derived timeline."""
+
+from __future__ import annotations
+
+import duckdb
+
+from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.store.trace_parse import ParsedTrace
+
+RULE_FILES = ("kernel_categories.sql", "tensorcore_rules.sql", "runtime_calls.sql")
+
+
+def open_connection() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    for name in RULE_FILES:
+        con.execute(sql_text(name))
+    return con
+
+
+def ingest(parsed: ParsedTrace, kind_hint: str | None) -> duckdb.DuckDBPyConnection:
+    """Derive steps, phases, placed ops and device work from the raw events (sql/ingest.sql)."""
+    con = open_connection()
+    con.register("raw_events", parsed.events)
+    con.execute("CREATE TEMP TABLE ingest_params AS SELECT CAST($kind AS VARCHAR) AS kind_hint", {"kind": kind_hint})
+    con.execute(sql_text("ingest.sql"))
+    con.unregister("raw_events")
+    return con
+
+
+def compute_metrics(con: duckdb.DuckDBPyConnection, images_per_step: int | None) -> dict:
+    """Every scalar metric of the window, by sql/metrics.sql (the one definition)."""
+    con.execute("CREATE OR REPLACE TEMP TABLE metric_inputs AS SELECT CAST($n AS BIGINT) AS images_per_step",
+                {"n": images_per_step})
+    cursor = con.execute(sql_text("metrics.sql"))
+    names = [d[0] for d in cursor.description]
+    row = cursor.fetchone()
+    return dict(zip(names, row))

@@ -1,0 +1,72 @@
+"""The versioned schemas of profile.json and of the parquet sidecars.
+
+Plain Python data on purpose: `get` and the docs import this without pyarrow or DuckDB.
+Column types are DuckDB/SQL type names; every engine that reads parquet maps them the same way.
+Bump TABLES_VERSION when a column changes meaning or type; adding a column is compatible.
+"""
+
+PROFILE_SCHEMA = "libreyolo-profile/profile"
+REPEAT_SCHEMA = "libreyolo-profile/repeat"
+SCHEMA_VERSION = 1  # profile.json / profile_repeat.json layout
+TABLES_VERSION = 1  # the sidecar tables below
+BUILTIN_SCHEMA = "libreyolo.profile.analysis/v1"  # LibreYOLO's own built-in profiler
+
+PROFILE_FILE = "profile.json"
+REPEAT_FILE = "profile_repeat.json"
+TRACE_FILE = "profile_trace.json"
+
+# table name -> [(column, type, unit, meaning)]
+TABLES: dict[str, list[tuple[str, str, str, str]]] = {
+    "kernels": [
+        ("rank", "BIGINT", "", "rank of the process that recorded the trace (NULL when not distributed)"),
+        ("device", "INTEGER", "", "device id the work ran on"),
+        ("phase", "VARCHAR", "", "phase whose host code launched it"),
+        ("activity", "VARCHAR", "", "kind of device activity: kernel, memcpy or memset"),
+        ("category", "VARCHAR", "", "category from sql/kernel_categories.sql"),
+        ("tensorcore", "BOOLEAN", "", "Tensor Core kernel by name (sql/tensorcore_rules.sql)"),
+        ("name", "VARCHAR", "", "kernel name as the profiler recorded it"),
+        ("calls", "BIGINT", "count", "executions in the window"),
+        ("calls_per_step", "DOUBLE", "count", "executions per measured step"),
+        ("total_ms", "DOUBLE", "ms", "device time in the window"),
+        ("ms_per_step", "DOUBLE", "ms", "device time per measured step"),
+        ("mean_us", "DOUBLE", "µs", "mean execution time"),
+        ("min_us", "DOUBLE", "µs", "shortest execution"),
+        ("max_us", "DOUBLE", "µs", "longest execution"),
+    ],
+    "ops": [
+        ("rank", "BIGINT", "", "rank of the process that recorded the trace (NULL when not distributed)"),
+        ("phase", "VARCHAR", "", "phase the op ran in"),
+        ("name", "VARCHAR", "", "op name (aten::…, autograd …)"),
+        ("calls", "BIGINT", "count", "calls in the window"),
+        ("calls_per_step", "DOUBLE", "count", "calls per measured step"),
+        ("leaf_calls", "BIGINT", "count", "calls that dispatched no further op"),
+        ("self_ms", "DOUBLE", "ms", "exclusive CPU time in the window (the op minus the ops it called)"),
+        ("self_ms_per_step", "DOUBLE", "ms", "exclusive CPU time per measured step"),
+        ("total_ms", "DOUBLE", "ms", "inclusive CPU time in the window"),
+        ("total_ms_per_step", "DOUBLE", "ms", "inclusive CPU time per measured step"),
+    ],
+    "phases": [
+        ("rank", "BIGINT", "", "rank of the process that recorded the trace (NULL when not distributed)"),
+        ("step", "BIGINT", "", "measured step (or call), 1-based"),
+        ("phase", "VARCHAR", "", "phase name"),
+        ("wall_ms", "DOUBLE", "ms", "host wall time of the phase in this step; the phases of a step add up to it"),
+        ("gpu_ms", "DOUBLE", "ms", "device kernel time launched from this phase (all devices)"),
+        ("kernels", "BIGINT", "count", "kernels launched from this phase"),
+        ("ops", "BIGINT", "count", "framework ops recorded in this phase"),
+        ("launches", "BIGINT", "count", "runtime launch calls issued in this phase"),
+    ],
+    "steps": [
+        ("rank", "BIGINT", "", "rank of the process that recorded the trace (NULL when not distributed)"),
+        ("step", "BIGINT", "", "measured step (or call), 1-based"),
+        ("start_ms", "DOUBLE", "ms", "start relative to the window start"),
+        ("host_ms", "DOUBLE", "ms", "host wall time of the step (infer: the call's latency)"),
+        ("device_end_ms", "DOUBLE", "ms", "from the step's start until the device finished its work"),
+        ("images", "BIGINT", "count", "images the step consumed (NULL when unknown)"),
+        ("runtime_launches", "BIGINT", "count", "runtime launch calls (kernel, graph, async memcpy/memset)"),
+        ("leaf_ops", "BIGINT", "count", "dispatched leaf ops"),
+        ("ops", "BIGINT", "count", "framework ops recorded"),
+        ("kernels", "BIGINT", "count", "device kernels executed"),
+        ("kernel_ms", "DOUBLE", "ms", "device kernel time launched by the step"),
+        ("sync_ms", "DOUBLE", "ms", "host time blocked in synchronizing calls"),
+    ],
+}

@@ -1,0 +1,50 @@
+"""Write a measured profile: profile.json, the parquet sidecars, the trace and the repeat file,
+published atomically into <project>/<kind>/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from libreyolo_profile.store.analyse import analyse_trace
+from libreyolo_profile.store.atomic import publish, staging_dir
+from libreyolo_profile.store.capture import TrialCapture
+from libreyolo_profile.store.document import build_document, repeat_document
+from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
+from libreyolo_profile.store.sidecars import write_sidecars
+
+OWNED_FILES = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, *(f"{t}.parquet" for t in TABLES))
+
+
+def dump_json(doc: dict, path: Path) -> None:
+    path.write_text(json.dumps(doc, indent=1, allow_nan=False, default=str), encoding="utf-8")
+
+
+def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: bool = False) -> None:
+    """Stage profile.json (+ repeat file, sidecars, trace copy) and publish it as `target`."""
+    staged = staging_dir(target)
+    try:
+        write_sidecars(doc, staged)
+        if trace is not None:
+            shutil.copyfile(trace, staged / TRACE_FILE)
+        if repeat:
+            dump_json(repeat_document(doc), staged / REPEAT_FILE)
+        dump_json(doc, staged / PROFILE_FILE)
+        publish(staged, target, keep=OWNED_FILES)
+    finally:
+        if staged.exists():
+            shutil.rmtree(staged, ignore_errors=True)
+
+
+def write_profile(out_dir: Path, *, kind: str, trials: list[TrialCapture], keep_trace: bool,
+                  command: list[str], settings: dict, environment: dict, model: dict,
+                  marks: dict) -> dict:
+    """Analyse every trial's trace and publish the profile into `out_dir`; returns the document."""
+    analyses = [analyse_trace(t.trace_path, kind, t.images_per_step) for t in trials]
+    device_type = "cpu" if str(settings.get("device", "")).startswith("cpu") else None
+    doc = build_document(analyses, list(trials), source={"type": "measured"}, command=command,
+                         settings=settings, environment=environment, model=model, marks=marks,
+                         device_type=device_type)
+    write_directory(doc, Path(out_dir), trials[-1].trace_path if keep_trace else None, repeat=len(trials) > 1)
+    return doc

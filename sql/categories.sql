@@ -1,0 +1,18 @@
+-- categories.sql — kernel composition by category (the summary's breakdown).
+--
+-- Answers: which kinds of device work fill a step: GEMM, elementwise, layout, norm …
+-- Binds: nothing. Reads: kernels (one profile's kernels table).
+SELECT
+    -- category (sql/kernel_categories.sql); memcpy and memset included
+    category,
+    -- device time per measured step, ms
+    sum(ms_per_step) AS ms_per_step,
+    -- share of all device time, %
+    100.0 * sum(ms_per_step) / nullif((SELECT sum(ms_per_step) FROM kernels), 0) AS share_pct,
+    -- executions per measured step
+    sum(calls_per_step) AS calls_per_step,
+    -- share of this category's time on Tensor Cores, %
+    100.0 * sum(ms_per_step) FILTER (WHERE tensorcore) / nullif(sum(ms_per_step), 0) AS tensorcore_pct
+FROM kernels
+GROUP BY category
+ORDER BY ms_per_step DESC, category;

@@ -1,0 +1,235 @@
+-- metrics.sql — the one definition of every scalar metric of a profile (SPEC §4).
+--
+-- Answers: for the measured window of one trace, how long a step takes, how busy the device was,
+-- what the host spent launching and waiting, and the shares the verdict reads.
+-- Binds: nothing; reads the tables built by ingest.sql plus metric_inputs, which the caller
+-- creates with one row: images_per_step BIGINT (NULL: infer it from the trace).
+-- "Busiest device" = the device with the most kernel busy time; its figures are the headline.
+-- Output: one row; each column is a metric named as `libreyolo profile get` names it.
+
+-- busy_islands: per device, the union of kernel intervals inside the window (memcpy/memset are not
+-- kernels here), as disjoint islands. Kernels queued before the capture count here, in no step.
+CREATE OR REPLACE TEMP TABLE busy_islands AS
+WITH w AS (SELECT start_ns, end_ns FROM measurement_window),
+k AS (
+    SELECT a.device, greatest(a.ts, w.start_ns) AS s, least(a.ts + a.dur, w.end_ns) AS e, a.launch_ts
+    FROM placed_activity a, w
+    WHERE a.kind = 'kernel' AND a.ts < w.end_ns AND a.ts + a.dur > w.start_ns
+),
+reach AS (
+    SELECT *, max(e) OVER (PARTITION BY device ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
+    FROM k
+),
+numbered AS (
+    SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY device ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+    FROM reach
+)
+SELECT device, island, min(s) AS s, max(e) AS e, arg_min(launch_ts, s) AS first_launch_ts
+FROM numbered GROUP BY device, island;
+
+-- compute_segments: host time inside the phases that issue the model's device work.
+CREATE OR REPLACE TEMP TABLE compute_segments AS
+SELECT seg_start, seg_end FROM segments WHERE phase IN ('forward', 'backward', 'optimizer');
+
+-- host_idle: per device, idle gaps before each busy island whose first kernel the host launched
+-- only after the device had gone idle (the device was waiting for the host), clipped to the
+-- compute phases.
+CREATE OR REPLACE TEMP TABLE host_idle AS
+WITH gaps AS (
+    SELECT device,
+           coalesce(lag(e) OVER (PARTITION BY device ORDER BY s), (SELECT start_ns FROM measurement_window)) AS gap_start,
+           s AS gap_end, first_launch_ts
+    FROM busy_islands
+),
+host_caused AS (SELECT * FROM gaps WHERE first_launch_ts IS NOT NULL AND first_launch_ts > gap_start AND gap_end > gap_start)
+SELECT h.device, sum(least(h.gap_end, c.seg_end) - greatest(h.gap_start, c.seg_start)) AS idle_ns
+FROM host_caused h JOIN compute_segments c ON c.seg_start < h.gap_end AND c.seg_end > h.gap_start
+GROUP BY h.device;
+
+-- kernel_gaps: per stream, the idle gap between consecutive kernels when the next one was
+-- already queued (launched before the previous one ended): the device's fixed per-kernel cost.
+CREATE OR REPLACE TEMP TABLE kernel_gaps AS
+WITH ordered AS (
+    SELECT device, ts, launch_ts,
+           lag(ts + dur) OVER (PARTITION BY device, stream ORDER BY ts, event_id) AS prev_end
+    FROM placed_activity WHERE kind = 'kernel' AND step IS NOT NULL
+)
+SELECT device, ts - prev_end AS gap_ns FROM ordered
+WHERE prev_end IS NOT NULL AND launch_ts < prev_end AND ts >= prev_end;
+
+-- device_summary: per device, the figures the headline takes from the busiest one.
+CREATE OR REPLACE TEMP TABLE device_summary AS
+WITH w AS (SELECT start_ns, end_ns FROM measurement_window),
+work AS (
+    SELECT a.device,
+           sum(CASE WHEN a.kind = 'kernel' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS kernel_ns,
+           sum(CASE WHEN a.kind = 'kernel' AND a.tensorcore THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS tensorcore_ns,
+           sum(CASE WHEN a.category = 'communication' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS communication_ns,
+           sum(CASE WHEN a.category = 'gemm' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS gemm_ns,
+           sum(CASE WHEN a.category IN ('elementwise', 'layout', 'norm', 'reduce') THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS memory_bound_ns,
+           sum(CASE WHEN a.kind = 'memcpy' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS memcpy_ns,
+           count(*) FILTER (WHERE a.kind = 'kernel') AS kernels
+    FROM placed_activity a, w
+    WHERE a.ts < w.end_ns AND a.ts + a.dur > w.start_ns
+    GROUP BY a.device
+)
+SELECT work.*,
+       (SELECT sum(e - s) FROM busy_islands b WHERE b.device = work.device) AS busy_ns,
+       coalesce((SELECT idle_ns FROM host_idle h WHERE h.device = work.device), 0) AS host_idle_ns,
+       (SELECT median(gap_ns) FROM kernel_gaps g WHERE g.device = work.device) AS kernel_gap_ns
+FROM work
+WHERE work.kernels > 0;
+
+-- leaf_islands: on a CPU profile, the union (over all threads) of leaf-op execution in the steps.
+CREATE OR REPLACE TEMP TABLE leaf_islands AS
+WITH k AS (SELECT ts AS s, ts + dur AS e FROM placed_ops WHERE is_leaf AND step IS NOT NULL),
+reach AS (SELECT *, max(e) OVER (ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached FROM k),
+numbered AS (SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END) OVER (ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island FROM reach)
+SELECT island, min(s) AS s, max(e) AS e FROM numbered GROUP BY island;
+
+-- step_stats: one row per measured step (the steps table).
+CREATE OR REPLACE TEMP TABLE step_stats AS
+SELECT s.step, s.start_ns, s.host_end_ns,
+       greatest(s.host_end_ns, coalesce((SELECT max(a.ts + a.dur) FROM placed_activity a WHERE a.step = s.step), s.host_end_ns)) AS device_end_ns,
+       s.host_end_ns - s.start_ns AS host_ns,
+       (SELECT count(*) FROM placed_runtime r WHERE r.step = s.step AND r.role IN ('kernel_launch', 'graph_launch', 'memcpy_async', 'memset_async')) AS runtime_launches,
+       (SELECT count(*) FROM placed_ops o WHERE o.step = s.step AND o.is_leaf) AS leaf_ops,
+       (SELECT count(*) FROM placed_ops o WHERE o.step = s.step) AS ops,
+       (SELECT count(*) FROM placed_activity a WHERE a.step = s.step AND a.kind = 'kernel') AS kernels,
+       (SELECT coalesce(sum(a.dur), 0) FROM placed_activity a WHERE a.step = s.step AND a.kind = 'kernel') AS kernel_ns,
+       (SELECT coalesce(sum(r.dur), 0) FROM placed_runtime r WHERE r.step = s.step AND r.role = 'sync') AS sync_ns
+FROM step_ranges s;
+
+-- images_per_step: what the caller measured, else the batch dimension of the first convolution
+-- (or linear layer) of the first step, read from the op's recorded input shapes.
+CREATE OR REPLACE TEMP TABLE images_per_step AS
+SELECT coalesce((SELECT images_per_step FROM metric_inputs), inferred) AS images,
+       CASE WHEN (SELECT images_per_step FROM metric_inputs) IS NOT NULL THEN 'measured'
+            WHEN inferred IS NOT NULL THEN 'inferred from the input shape of the first ' || inferred_from
+       END AS source
+FROM (
+    SELECT TRY_CAST(regexp_extract(arg_min(input_dims, (CASE WHEN name IN ('aten::conv2d', 'aten::convolution') THEN 0 ELSE 1 END, ts)), '^\[\[(\d+)', 1) AS BIGINT) AS inferred,
+           arg_min(name, (CASE WHEN name IN ('aten::conv2d', 'aten::convolution') THEN 0 ELSE 1 END, ts)) AS inferred_from
+    FROM placed_ops WHERE step = (SELECT min(step) FROM step_ranges) AND input_dims IS NOT NULL
+) AS first_layer;
+
+CREATE OR REPLACE TEMP TABLE phase_walls AS
+SELECT phase, sum(seg_end - seg_start) AS wall_ns FROM segments GROUP BY phase;
+
+CREATE OR REPLACE TEMP TABLE metric_values AS
+WITH w AS (SELECT start_ns, end_ns, end_ns - start_ns AS window_ns, steps, window_source FROM measurement_window),
+k AS (SELECT kind FROM profile_kind),
+busiest AS (SELECT * FROM device_summary ORDER BY busy_ns DESC NULLS LAST, device LIMIT 1),
+steps AS (
+    SELECT avg(host_ns) AS host_ns, avg(sync_ns) AS sync_ns, avg(runtime_launches) AS runtime_launches,
+           avg(leaf_ops) AS leaf_ops, avg(ops) AS ops, avg(kernels) AS kernels,
+           quantile_cont(host_ns, 0.50) AS p50, quantile_cont(host_ns, 0.90) AS p90, quantile_cont(host_ns, 0.99) AS p99
+    FROM step_stats
+),
+has_device AS (SELECT EXISTS (SELECT 1 FROM placed_activity WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
+leaf AS (
+    SELECT coalesce(sum(least(i.e, c.seg_end) - greatest(i.s, c.seg_start)), 0) AS in_compute_ns
+    FROM leaf_islands i JOIN compute_segments c ON i.s < c.seg_end AND i.e > c.seg_start
+),
+base AS (
+    SELECT k.kind, w.steps, w.window_source, w.window_ns / 1e6 AS window_ms,
+           CASE WHEN k.kind = 'infer' THEN steps.host_ns / 1e6 ELSE w.window_ns / 1e6 / w.steps END AS step_ms,
+           (SELECT images FROM images_per_step) AS images_per_step,
+           has_device.yes AS has_device
+    FROM w, k, steps, has_device
+)
+SELECT
+    -- kind of profile: train | infer
+    base.kind,
+    -- measured steps (train) or calls (infer) in the window
+    base.steps,
+    -- how the window was found
+    base.window_source,
+    -- window wall time, ms: first step start → host and device done with the last step
+    base.window_ms,
+    -- train: window ÷ steps; infer: mean per-call latency; ms
+    base.step_ms,
+    -- images per step, and where that number came from
+    base.images_per_step,
+    (SELECT source FROM images_per_step) AS images_per_step_source,
+    -- images ÷ window wall seconds, img/s
+    base.images_per_step * base.steps / (base.window_ms / 1000) AS throughput_img_s,
+    -- 1000 ÷ throughput, ms
+    1000 / (base.images_per_step * base.steps / (base.window_ms / 1000)) AS ms_per_img,
+    -- percentiles of per-call latency over every measured call (linear interpolation), ms
+    CASE WHEN base.kind = 'infer' THEN steps.p50 / 1e6 END AS latency_p50_ms,
+    CASE WHEN base.kind = 'infer' THEN steps.p90 / 1e6 END AS latency_p90_ms,
+    CASE WHEN base.kind = 'infer' THEN steps.p99 / 1e6 END AS latency_p99_ms,
+    -- per-call stage means, ms, and their shares of the mean latency, % (they add up to 100)
+    CASE WHEN base.kind = 'infer' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'preprocess'), 0) / 1e6 / base.steps END AS preprocess_ms,
+    CASE WHEN base.kind = 'infer' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'forward'), 0) / 1e6 / base.steps END AS forward_ms,
+    CASE WHEN base.kind = 'infer' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'postprocess'), 0) / 1e6 / base.steps END AS postprocess_ms,
+    -- per-step phase means of a training step, ms
+    CASE WHEN base.kind = 'train' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'dataload'), 0) / 1e6 / base.steps END AS dataload_ms,
+    CASE WHEN base.kind = 'train' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'to_device'), 0) / 1e6 / base.steps END AS to_device_ms,
+    -- |union of kernel intervals| ÷ window wall, % (busiest device)
+    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.busy_ns, 0) / (base.window_ms * 1e6) END AS gpu_util_pct,
+    -- device busy time per step, ms (busiest device)
+    CASE WHEN base.has_device THEN coalesce(busiest.busy_ns, 0) / 1e6 / base.steps END AS gpu_busy_ms,
+    -- Tensor Core kernel time ÷ all kernel time (communication included), % — a kernel-name heuristic
+    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.tensorcore_ns, 0) / nullif(busiest.kernel_ns, 0) END AS tensorcore_pct,
+    -- shares of kernel time: GEMM/conv, memory-bound (elementwise, layout, norm, reduce), collectives; %
+    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.gemm_ns, 0) / nullif(busiest.kernel_ns, 0) END AS gemm_pct,
+    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.memory_bound_ns, 0) / nullif(busiest.kernel_ns, 0) END AS memory_bound_pct,
+    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.communication_ns, 0) / nullif(busiest.kernel_ns, 0) END AS communication_pct,
+    -- device copy time per step, ms (not counted as kernel time)
+    CASE WHEN base.has_device THEN coalesce(busiest.memcpy_ns, 0) / 1e6 / base.steps END AS memcpy_ms,
+    -- peak allocated memory in the window from the trace's allocator events, MiB
+    (SELECT max(mem_allocated) / 1048576.0 FROM ev, measurement_window mw
+      WHERE kind = 'memory' AND mem_device_type = 1 AND ev.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_vram_mb,
+    (SELECT max(mem_reserved) / 1048576.0 FROM ev, measurement_window mw
+      WHERE kind = 'memory' AND mem_device_type = 1 AND ev.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_reserved_mb,
+    (SELECT max(mem_allocated) / 1048576.0 FROM ev, measurement_window mw
+      WHERE kind = 'memory' AND mem_device_type = 0 AND ev.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_host_mem_mb,
+    -- launches per step: runtime launch calls (kernel, graph, async memcpy/memset); on CPU, dispatched leaf ops
+    CASE WHEN base.has_device THEN steps.runtime_launches ELSE steps.leaf_ops END AS launches_per_step,
+    -- kernels executed per step and framework ops recorded per step
+    CASE WHEN base.has_device THEN steps.kernels END AS kernels_per_step,
+    steps.ops AS ops_per_step,
+    -- per step, device idle inside compute phases waiting for the host to issue work (GPU), or
+    -- compute-phase time not covered by leaf-op execution (CPU: framework and Python time); ms
+    CASE WHEN base.has_device THEN coalesce(busiest.host_idle_ns, 0) / 1e6 / base.steps
+         ELSE ((SELECT coalesce(sum(seg_end - seg_start), 0) FROM compute_segments) - leaf.in_compute_ns) / 1e6 / base.steps
+    END AS host_overhead_ms,
+    -- leaf-op execution ÷ step wall time (CPU profiles), %
+    CASE WHEN NOT base.has_device THEN 100.0 * (SELECT coalesce(sum(e - s), 0) FROM leaf_islands) / (base.step_ms * 1e6 * base.steps) END AS leaf_busy_pct,
+    -- per step, host time blocked in synchronizing runtime calls, ms
+    CASE WHEN base.has_device THEN steps.sync_ns / 1e6 END AS sync_ms,
+    -- mean duration of a kernel-launch API call, µs
+    CASE WHEN base.has_device THEN (SELECT avg(dur) / 1e3 FROM placed_runtime WHERE role = 'kernel_launch' AND step IS NOT NULL) END AS launch_api_us,
+    -- median queued kernel-to-kernel gap on one stream, µs (busiest device)
+    CASE WHEN base.has_device THEN busiest.kernel_gap_ns / 1e3 END AS kernel_gap_us,
+    -- allocator calls inside measured steps (one thrashing signal)
+    (SELECT count(*) FROM placed_runtime WHERE role IN ('malloc', 'free') AND step IS NOT NULL) AS device_malloc_calls,
+    -- mean host wall of one step on the launching thread, ms
+    steps.host_ns / 1e6 AS step_host_ms,
+    -- the busiest device's id
+    busiest.device AS busiest_device,
+    -- events dropped or repaired: negative durations clamped to 0
+    (SELECT count(*) FROM ev WHERE negative_duration) AS negative_duration_events
+FROM base, steps, leaf LEFT JOIN busiest ON true;
+
+-- The result: the measured values above plus the shares and rates derived from them.
+SELECT
+    *,
+    -- stage shares of the mean latency (infer), %
+    100.0 * preprocess_ms / step_ms AS preprocess_pct,
+    100.0 * forward_ms / step_ms AS forward_pct,
+    100.0 * postprocess_ms / step_ms AS postprocess_pct,
+    -- shares of the step spent waiting for data and copying it to the device (train), %
+    100.0 * dataload_ms / step_ms AS dataload_pct,
+    100.0 * to_device_ms / step_ms AS to_device_pct,
+    -- host overhead and synchronization as shares of the step, %
+    100.0 * host_overhead_ms / step_ms AS host_overhead_pct,
+    100.0 * sync_ms / step_ms AS sync_pct,
+    -- host time per launch, µs: GPU (step wall on the launching thread − sync) ÷ launches;
+    -- CPU: the framework time outside leaf ops ÷ dispatched leaf ops (the per-op dispatch cost)
+    CASE WHEN gpu_util_pct IS NOT NULL THEN (step_host_ms - sync_ms) * 1000 / nullif(launches_per_step, 0)
+         ELSE host_overhead_ms * 1000 / nullif(launches_per_step, 0) END AS per_launch_host_us
+FROM metric_values;
