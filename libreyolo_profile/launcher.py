@@ -18,12 +18,44 @@ def _profile_args(argv: list[str]) -> list[str] | None:
     return None
 
 
+def _fast_get(args: list[str], prog: str) -> int | None:
+    """`get <trace> [field] [--json]` is the command scripts call in loops: answer it without
+    importing Typer (its import alone costs ~0.1 s). Any other shape goes through the full CLI."""
+    if args[:1] != ["get"]:
+        return None
+    as_json = "--json" in args
+    rest = [a for a in args[1:] if a != "--json"]
+    if not 1 <= len(rest) <= 2 or any(a.startswith("-") or "=" in a for a in rest):
+        return None
+    from libreyolo_profile.errors import ProfileError
+    from libreyolo_profile.readers.get import main as get_main
+
+    try:
+        get_main(rest[0], rest[1] if len(rest) == 2 else None, as_json)
+    except ProfileError as exc:
+        sys.stderr.write(f"{prog}: error: {exc.message}\n")
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # never a traceback for users (same rule as cli.run_cli)
+        sys.stderr.write(f"{prog}: error: {type(exc).__name__}: {exc}\n")
+        return 1
+    return 0
+
+
+def _run(args: list[str], prog: str) -> int:
+    fast = _fast_get(args, prog)
+    if fast is not None:
+        return fast
+    from libreyolo_profile.cli import run_cli
+
+    return run_cli(args, prog=prog)
+
+
 def main() -> None:
     args = _profile_args(sys.argv[1:])
     if args is not None:
-        from libreyolo_profile.cli import run_cli
-
-        sys.exit(run_cli(args, prog="libreyolo profile"))
+        sys.exit(_run(args, "libreyolo profile"))
     try:
         from libreyolo.cli import entrypoint
     except ImportError as exc:  # LibreYOLO missing or broken: say so in one line
@@ -34,6 +66,4 @@ def main() -> None:
 
 
 def profile_main() -> None:
-    from libreyolo_profile.cli import run_cli
-
-    sys.exit(run_cli(sys.argv[1:], prog="libreyolo-profile"))
+    sys.exit(_run(sys.argv[1:], "libreyolo-profile"))

@@ -41,8 +41,8 @@ def _text(value) -> str:
     return str(value)
 
 
-def main(trace: Path, field: str | None, as_json: bool) -> None:
-    doc = load_document(trace).doc
+def main(trace: Path | str, field: str | None, as_json: bool) -> None:
+    doc = load_document(Path(trace)).doc
     fields = _fields(doc)
     if field is None:
         if as_json:

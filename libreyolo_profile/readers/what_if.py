@@ -1,0 +1,168 @@
+"""`libreyolo profile what-if`: what removing a kernel category or N launches per step would buy,
+by the model the profile's own verdict picks (sql/what_if.sql holds the model and the arithmetic)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from libreyolo_profile.analysis.verdict import THRESHOLDS
+from libreyolo_profile.errors import UsageError
+from libreyolo_profile.metric_catalog import null_reason
+from libreyolo_profile.readers.common import emit_json, fmt, open_tables, profile_identity, records, run_sql, stdout_console
+
+DIRECT = {"host-launch", "gpu-compute", "gpu-memory", "cpu-compute", "cpu-overhead"}
+MODEL_TEXT = {
+    "launches": "launches removed × per_launch_host_us (the measured host time per launch)",
+    "gpu-work": "GPU time removed (a category: its GPU ms per step; N launches: N × kernel_gap_us)",
+    "cpu-ops": "removed ops × per_launch_host_us (on a CPU: framework time ÷ dispatched leaf ops, "
+               "the per-op dispatch cost)",
+}
+# The input each model multiplies by, for the note when it is null.
+MODEL_INPUT = {"launches": "per_launch_host_us", "cpu-ops": "per_launch_host_us"}
+
+
+def _categories(con) -> list[str]:
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT category FROM kernels WHERE category IS NOT NULL ORDER BY 1").fetchall()]
+
+
+def _validate(doc: dict, con, category: str | None, launches: int | None) -> None:
+    m = doc["metrics"]
+    if category is not None:
+        if doc.get("device_type") == "cpu":
+            raise UsageError("--remove-category needs GPU kernels, and a CPU profile has no kernel categories; "
+                             "use --remove-launches N (N dispatched ops per step)")
+        present = _categories(con)
+        if category.lower() not in [c.lower() for c in present]:
+            raise UsageError(f"no kernel category '{category}' in this profile; categories present: "
+                             f"{', '.join(present) or 'none'}")
+    if launches is not None:
+        per_step = m.get("launches_per_step")
+        most = math.floor(per_step) if isinstance(per_step, (int, float)) else 0
+        if most < 1:
+            raise UsageError(f"--remove-launches: this profile records no launches per step "
+                             f"(launches_per_step = {fmt(per_step)}), so none can be removed")
+        if not 1 <= launches <= most:
+            raise UsageError(f"--remove-launches must be between 1 and {most} (the profile's launches per step), "
+                             f"not {launches}")
+
+
+def _caveat(doc: dict, row: dict, inputs: dict) -> str:
+    m, bound = doc["metrics"], doc["verdict"]["bound"]
+    parts = ["the per-launch cost is an approximation: per_launch_host_us averages the whole step's host time over "
+             "its launches, and kernel_gap_us is a median, so removing particular work may save more or less; "
+             "the only proof is a second measurement (make the change, measure again, `libreyolo profile compare`)"]
+    if row["model"] == "launches":
+        parts.append(f"the launch model assumes the GPU ({fmt(inputs['gpu_util_pct'], 1)}% busy) absorbs the removed "
+                     "kernels' own work while it waits for the host")
+    elif row["model"] == "cpu-ops":
+        parts.append("on a CPU only the dispatch cost of the removed ops is counted, not the arithmetic they did")
+    if bound not in DIRECT:
+        if row["bottleneck_ms"] is not None:
+            parts.append(f"the profile is {bound}-bound ({doc['verdict'].get('reason')}): removing launches or GPU "
+                         f"work cannot shorten the {fmt(row['bottleneck_ms'])} ms per step that {bound} takes, so "
+                         f"the saving is capped at {fmt(row['cap_ms'])} ms (step_ms − {bound} time)")
+        else:
+            parts.append(f"the profile is {bound}-bound ({doc['verdict'].get('reason')}): the bottleneck is not "
+                         "launches or GPU work, so the estimate is an upper bound")
+        if bound == "memory-pressure":
+            parts.append("the step time itself was measured under thrashing and cannot be trusted")
+        if row["capped"]:
+            parts.append(f"uncapped, the parts add up to {fmt(row['uncapped_ms'])} ms")
+    if "tiny_window" in doc.get("marks", {}):
+        parts.append("the profile's window is tiny, so its inputs are noisy")
+    return "; ".join(parts)
+
+
+def build(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
+    if remove_category is None and remove_launches is None:
+        raise UsageError("what-if needs --remove-category C or --remove-launches N (or both)")
+    if remove_launches is not None and remove_launches < 1:
+        raise UsageError(f"--remove-launches must be at least 1, not {remove_launches}")
+    loaded, con = open_tables(trace)
+    doc = loaded.doc
+    _validate(doc, con, remove_category, remove_launches)
+    m, bound = doc["metrics"], doc["verdict"]["bound"]
+    inputs = {name: m.get(name) for name in ("step_ms", "throughput_img_s", "gpu_util_pct", "launches_per_step",
+                                              "per_launch_host_us", "kernel_gap_us")}
+    params = {"bound": bound, "device_type": doc.get("device_type"), "util_threshold": THRESHOLDS["gpu_util_pct"],
+              "category": remove_category, "launches": remove_launches,
+              **{k: inputs[k] for k in ("step_ms", "throughput_img_s", "gpu_util_pct", "per_launch_host_us",
+                                        "kernel_gap_us")},
+              **{k: m.get(k) for k in ("dataload_pct", "to_device_pct", "sync_pct", "preprocess_pct",
+                                       "postprocess_pct")}}
+    rows = records(*run_sql(con, "what_if.sql", params))
+    head = rows[0]
+    model = head["model"]
+    chosen_by = (f"the verdict {bound}" if bound in DIRECT else
+                 f"the verdict {bound} is not a launch or GPU-work verdict, so " +
+                 ("the CPU profile picks the per-op model" if model == "cpu-ops" else
+                  f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% "
+                  f"{'<' if model == 'launches' else '≥'} {THRESHOLDS['gpu_util_pct']:.0f}% picks it"))
+    notes = []
+    for row in rows:
+        if row["part_saved_ms"] is None:
+            needed = MODEL_INPUT.get(model) or ("kernel_gap_us" if row["part"] == "launches" else "step_ms")
+            notes.append(f"{row['part']}: no estimate, {needed} is null ({null_reason(needed, doc)})")
+    if head["baseline_throughput_img_s"] is None:
+        notes.append(f"throughput: null ({null_reason('throughput_img_s', doc)})")
+    result = {
+        "profile": profile_identity(loaded),
+        "verdict": {"bound": bound, "reason": doc["verdict"].get("reason")},
+        "model": {"name": model, "formula": MODEL_TEXT[model], "chosen_by": chosen_by,
+                  "capped_by_verdict": head["capped_by_verdict"]},
+        "inputs": {**inputs, "bottleneck_ms": head["bottleneck_ms"], "cap_ms": head["cap_ms"]},
+        "parts": [{"change": r["part"], "target": r["target"], "launches_removed": r["launches_removed"],
+                   "gpu_ms_removed": r["gpu_ms_removed"], "saved_ms": r["part_saved_ms"]} for r in rows],
+        "baseline": {"step_ms": head["baseline_step_ms"], "throughput_img_s": head["baseline_throughput_img_s"]},
+        "projected": {"step_ms": head["projected_step_ms"], "throughput_img_s": head["projected_throughput_img_s"]},
+        "saved_ms": head["saved_ms"],
+        "saved_pct": head["saved_pct"],
+        "uncapped_saved_ms": head["uncapped_ms"],
+        "capped": head["capped"],
+        "notes": notes,
+        "caveat": _caveat(doc, head, inputs),
+    }
+    return result
+
+
+def render(w: dict) -> None:
+    from rich.table import Table
+
+    console = stdout_console()
+    say = lambda text: console.print(text, highlight=False, markup=False)  # noqa: E731
+    p, model, inputs = w["profile"], w["model"], w["inputs"]
+    say(f"what-if · {p['kind']} profile · {p['device_type']} · {p['path']}")
+    say(f"verdict: {w['verdict']['bound']} — {w['verdict']['reason']}")
+    say(f"model: {model['name']}: saved = {model['formula']}; chosen by {model['chosen_by']}")
+    say("inputs: " + ", ".join(f"{k} = {fmt(v)}" for k, v in inputs.items() if v is not None))
+    parts = Table(title="changes (per step)", title_justify="left", header_style="bold", show_edge=False,
+                  pad_edge=False)
+    for header in ("change", "launches removed", "GPU ms removed", "saved ms"):
+        parts.add_column(header, justify="left" if header == "change" else "right", no_wrap=header == "change")
+    for part in w["parts"]:
+        label = (f"remove category {part['target']}" if part["change"] == "category"
+                 else f"remove {part['target']} launches")
+        parts.add_row(label, fmt(part["launches_removed"]), fmt(part["gpu_ms_removed"], 3), fmt(part["saved_ms"], 3))
+    console.print(parts)
+    projection = Table(title="projection", title_justify="left", header_style="bold", show_edge=False, pad_edge=False)
+    for header in ("", "step ms", "throughput img/s"):
+        projection.add_column(header, justify="left" if not header else "right", no_wrap=True)
+    projection.add_row("baseline", fmt(w["baseline"]["step_ms"], 3), fmt(w["baseline"]["throughput_img_s"]))
+    projection.add_row("projected", fmt(w["projected"]["step_ms"], 3), fmt(w["projected"]["throughput_img_s"]))
+    console.print(projection)
+    saved = (f"saving: {fmt(w['saved_ms'], 3)} ms per step ({fmt(w['saved_pct'], 1)}%)"
+             + (f", capped from {fmt(w['uncapped_saved_ms'], 3)} ms" if w["capped"] else ""))
+    say(saved)
+    for note in w["notes"]:
+        say(f"note {note}")
+    say(f"caveat: {w['caveat']}")
+
+
+def main(trace: Path, *, remove_category: str | None, remove_launches: int | None, as_json: bool) -> None:
+    w = build(trace, remove_category, remove_launches)
+    if as_json:
+        emit_json(w)
+    else:
+        render(w)

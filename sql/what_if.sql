@@ -1,0 +1,110 @@
+-- what_if.sql — `libreyolo profile what-if`: what removing work would buy, before anyone writes it
+-- (SPEC §6). The model follows the profile's own verdict:
+--   host-launch              → 'launches':  saved = launches removed × per_launch_host_us
+--                               (a category: its launches per step = its calls_per_step)
+--   gpu-compute, gpu-memory  → 'gpu-work':  saved = GPU time removed (a category: its ms per step;
+--                               N launches: N × kernel_gap_us, the fixed GPU cost per kernel)
+--   cpu-compute, cpu-overhead→ 'cpu-ops':   saved = N × per_launch_host_us (on a CPU: the per-op
+--                               dispatch cost); a CPU profile has no kernel categories
+--   any other verdict        → the model GPU utilization picks (< threshold: 'launches', else
+--                               'gpu-work'; a CPU profile: 'cpu-ops'), capped at the part of the
+--                               step that is not the bottleneck (step_ms − bottleneck_ms).
+-- Binds: $bound, $device_type ('gpu' | 'cpu'), $gpu_util_pct, $util_threshold (the verdict's 80),
+--        $step_ms, $throughput_img_s, $per_launch_host_us, $kernel_gap_us,
+--        $dataload_pct, $to_device_pct, $sync_pct, $preprocess_pct, $postprocess_pct (the shares a
+--        non-launch verdict may name), $category (VARCHAR or NULL), $launches (BIGINT or NULL).
+-- Reads: kernels (one profile's kernels table). One row per requested change ('category',
+-- 'launches'), each carrying the totals of the projection that applies them all.
+WITH model AS (
+    SELECT CASE
+               WHEN $bound = 'host-launch' THEN 'launches'
+               WHEN $bound IN ('gpu-compute', 'gpu-memory') THEN 'gpu-work'
+               WHEN $bound IN ('cpu-compute', 'cpu-overhead') THEN 'cpu-ops'
+               WHEN $device_type = 'cpu' OR $gpu_util_pct IS NULL THEN 'cpu-ops'
+               WHEN $gpu_util_pct < $util_threshold THEN 'launches'
+               ELSE 'gpu-work'
+           END AS name,
+           $bound NOT IN ('host-launch', 'gpu-compute', 'gpu-memory', 'cpu-compute', 'cpu-overhead') AS capped_by_verdict
+),
+bottleneck AS (
+    -- ms per step the verdict's bottleneck takes; NULL where the verdict names no separable part
+    SELECT CASE $bound
+               WHEN 'dataloader' THEN $step_ms * $dataload_pct / 100
+               WHEN 'transfer' THEN $step_ms * $to_device_pct / 100
+               WHEN 'sync' THEN $step_ms * $sync_pct / 100
+               WHEN 'preprocess' THEN $step_ms * $preprocess_pct / 100
+               WHEN 'postprocess' THEN $step_ms * $postprocess_pct / 100
+               WHEN 'communication' THEN (SELECT coalesce(sum(ms_per_step), 0) FROM kernels
+                                          WHERE category = 'communication')
+           END AS ms
+),
+removed_category AS (
+    SELECT sum(calls_per_step) AS launches, sum(ms_per_step) AS gpu_ms
+    FROM kernels WHERE lower(category) = lower($category)
+),
+parts AS (
+    SELECT 1 AS position, 'category' AS part, $category AS target,
+           c.launches AS launches_removed, c.gpu_ms AS gpu_ms_removed,
+           CASE m.name WHEN 'launches' THEN c.launches * $per_launch_host_us / 1000
+                       WHEN 'gpu-work' THEN c.gpu_ms END AS saved_ms
+    FROM removed_category c, model m
+    WHERE $category IS NOT NULL
+    UNION ALL
+    SELECT 2, 'launches', CAST($launches AS VARCHAR),
+           CAST($launches AS DOUBLE),
+           CASE WHEN m.name = 'gpu-work' THEN $launches * $kernel_gap_us / 1000 END,
+           CASE m.name WHEN 'gpu-work' THEN $launches * $kernel_gap_us / 1000
+                       ELSE $launches * $per_launch_host_us / 1000 END
+    FROM model m
+    WHERE $launches IS NOT NULL
+),
+totals AS (
+    SELECT -- NULL when any part cannot be estimated (a null input), never a partial sum
+           CASE WHEN count(saved_ms) = count(*) THEN sum(saved_ms) END AS uncapped_ms
+    FROM parts
+),
+projection AS (
+    SELECT t.uncapped_ms,
+           CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0) ELSE $step_ms END AS cap_ms,
+           least(t.uncapped_ms, CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0)
+                                     ELSE $step_ms END) AS saved_ms,
+           b.ms AS bottleneck_ms, m.name AS model, m.capped_by_verdict
+    FROM totals t, model m, bottleneck b
+)
+SELECT
+    -- which change this row is: 'category' | 'launches'
+    p.part,
+    -- the category name or the number of launches, as given
+    p.target,
+    -- launches per step the change removes, count
+    p.launches_removed,
+    -- GPU time per step the change removes, ms (NULL where the model does not use it)
+    p.gpu_ms_removed,
+    -- this change's saving alone, before any cap, ms per step
+    p.saved_ms AS part_saved_ms,
+    -- the model applied: 'launches' | 'gpu-work' | 'cpu-ops'
+    j.model,
+    -- whether the verdict is not one the model addresses directly (the saving is then capped)
+    j.capped_by_verdict,
+    -- ms per step the verdict's bottleneck takes (NULL where it names no separable part)
+    j.bottleneck_ms,
+    -- the most the changes can save, ms per step
+    j.cap_ms,
+    -- the sum of the parts, before the cap, ms per step
+    j.uncapped_ms,
+    -- the projected saving with every change applied, ms per step
+    j.saved_ms,
+    -- saving ÷ baseline step, %
+    100.0 * j.saved_ms / nullif($step_ms, 0) AS saved_pct,
+    -- whether the cap bound the saving
+    j.uncapped_ms > j.cap_ms AS capped,
+    -- baseline step time, ms
+    $step_ms AS baseline_step_ms,
+    -- projected step time, ms
+    $step_ms - j.saved_ms AS projected_step_ms,
+    -- baseline throughput, img/s
+    $throughput_img_s AS baseline_throughput_img_s,
+    -- projected throughput: the same images in the shorter step, img/s
+    $throughput_img_s * $step_ms / nullif($step_ms - j.saved_ms, 0) AS projected_throughput_img_s
+FROM parts p, projection j
+ORDER BY p.position;
