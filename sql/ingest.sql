@@ -103,8 +103,9 @@ categorised AS (
 SELECT named.*, c.category, c.tensorcore
 FROM named JOIN categorised c USING (name, kind);
 
--- op_tree: framework ops (aten::…, autograd) with their nesting depth, parent, self time and
--- whether they are leaves (dispatched ops with no op inside them). Nesting is per thread.
+-- op_tree: framework ops (aten::…, autograd) with their nesting depth, parent, self time,
+-- whether they are leaves (dispatched ops with no op inside them) and whether they execute work
+-- themselves. Nesting is per thread.
 CREATE OR REPLACE TEMP TABLE op_depth AS
 WITH ops AS (SELECT event_id, pid, tid, ts, dur FROM ev WHERE kind = 'op'),
 marks AS (
@@ -134,7 +135,10 @@ WITH parented AS (
 children AS (SELECT parent_id, sum(dur) AS child_ns, count(*) AS n FROM parented WHERE parent_id IS NOT NULL GROUP BY parent_id)
 SELECT p.event_id, p.name, p.pid, p.tid, p.ts, p.dur, p.depth, p.parent_id, p.input_dims,
        greatest(p.dur - coalesce(c.child_ns, 0), 0) AS self_ns,
-       c.n IS NULL AS is_leaf
+       c.n IS NULL AS is_leaf,
+       -- an op that spends most of its time in itself, not in the ops it calls: where the CPU
+       -- computes (aten::mkldnn_convolution calls aten::empty but is the convolution)
+       c.n IS NULL OR 2 * (p.dur - coalesce(c.child_ns, 0)) >= p.dur AS executes
 FROM parented p LEFT JOIN children c ON c.parent_id = p.event_id;
 
 -- phase_ranges: host time ranges that name a phase. Our own `## phase ##` annotations win;

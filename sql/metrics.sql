@@ -81,12 +81,12 @@ SELECT work.*,
 FROM work
 WHERE work.kernels > 0;
 
--- leaf_islands: on a CPU profile, the union (over all threads) of leaf-op execution in the steps.
-CREATE OR REPLACE TEMP TABLE leaf_islands AS
-WITH k AS (SELECT ts AS s, ts + dur AS e FROM placed_ops WHERE is_leaf AND step IS NOT NULL),
-reach AS (SELECT *, max(e) OVER (ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached FROM k),
-numbered AS (SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END) OVER (ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island FROM reach)
-SELECT island, min(s) AS s, max(e) AS e FROM numbered GROUP BY island;
+-- cpu_execution: on a CPU profile, per compute-phase segment, the self time of the ops that execute
+-- work (see op_tree.executes); what is left of the segment is framework and Python time.
+CREATE OR REPLACE TEMP TABLE cpu_execution AS
+SELECT o.phase IN ('forward', 'backward', 'optimizer') AS in_compute, sum(o.self_ns) AS self_ns
+FROM placed_ops o WHERE o.executes AND o.step IS NOT NULL
+GROUP BY ALL;
 
 -- step_stats: one row per measured step (the steps table).
 CREATE OR REPLACE TEMP TABLE step_stats AS
@@ -128,10 +128,7 @@ steps AS (
     FROM step_stats
 ),
 has_device AS (SELECT EXISTS (SELECT 1 FROM placed_activity WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
-leaf AS (
-    SELECT coalesce(sum(least(i.e, c.seg_end) - greatest(i.s, c.seg_start)), 0) AS in_compute_ns
-    FROM leaf_islands i JOIN compute_segments c ON i.s < c.seg_end AND i.e > c.seg_start
-),
+leaf AS (SELECT coalesce((SELECT self_ns FROM cpu_execution WHERE in_compute), 0) AS in_compute_ns),
 base AS (
     SELECT k.kind, w.steps, w.window_source, w.window_ns / 1e6 AS window_ms,
            CASE WHEN k.kind = 'infer' THEN steps.host_ns / 1e6 ELSE w.window_ns / 1e6 / w.steps END AS step_ms,
@@ -195,10 +192,10 @@ SELECT
     -- per step, device idle inside compute phases waiting for the host to issue work (GPU), or
     -- compute-phase time not covered by leaf-op execution (CPU: framework and Python time); ms
     CASE WHEN base.has_device THEN coalesce(busiest.host_idle_ns, 0) / 1e6 / base.steps
-         ELSE ((SELECT coalesce(sum(seg_end - seg_start), 0) FROM compute_segments) - leaf.in_compute_ns) / 1e6 / base.steps
+         ELSE greatest((SELECT coalesce(sum(seg_end - seg_start), 0) FROM compute_segments) - leaf.in_compute_ns, 0) / 1e6 / base.steps
     END AS host_overhead_ms,
-    -- leaf-op execution ÷ step wall time (CPU profiles), %
-    CASE WHEN NOT base.has_device THEN 100.0 * (SELECT coalesce(sum(e - s), 0) FROM leaf_islands) / (base.step_ms * 1e6 * base.steps) END AS leaf_busy_pct,
+    -- self time of the ops that execute work ÷ step wall time (CPU profiles), % (capped at 100)
+    CASE WHEN NOT base.has_device THEN least(100.0, 100.0 * (SELECT coalesce(sum(self_ns), 0) FROM cpu_execution) / (base.step_ms * 1e6 * base.steps)) END AS leaf_busy_pct,
     -- per step, host time blocked in synchronizing runtime calls, ms
     CASE WHEN base.has_device THEN steps.sync_ns / 1e6 END AS sync_ms,
     -- mean duration of a kernel-launch API call, µs
