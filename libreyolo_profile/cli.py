@@ -17,6 +17,10 @@ import typer
 
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
 
+# typer >= 0.22 vendors click (typer._click): its usage errors (bad option value, unknown option,
+# unreadable path) are not click.ClickException and must still exit 2
+_TYPER_CLICK_ERROR = getattr(getattr(typer, "_click", None), "ClickException", click.ClickException)
+
 app = typer.Typer(
     add_completion=False,
     invoke_without_command=True,
@@ -273,7 +277,7 @@ def run_cli(args: list[str], prog: str) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.ClickException as exc:
+    except (click.ClickException, _TYPER_CLICK_ERROR) as exc:
         sys.stderr.write(f"{prog}: error: {exc.format_message()}\n")
         return EXIT_USAGE
     except click.exceptions.Abort:

@@ -24,5 +24,5 @@ SELECT
     string_agg(DISTINCT phase, ',' ORDER BY phase) AS phases
 FROM selected
 GROUP BY name
-ORDER BY self_ms_per_step DESC, name
+ORDER BY self_ms_per_step DESC NULLS LAST, total_ms_per_step DESC, name
 LIMIT $top;

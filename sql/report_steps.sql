@@ -16,6 +16,8 @@ shown_steps AS (
 SELECT
     -- rank of the process the step ran in (NULL when not distributed)
     s.rank,
+    -- ranks with steps in the trace, count (only the lowest is shown)
+    (SELECT count(DISTINCT coalesce(rank, -1)) FROM steps) AS ranks,
     -- measured step (or call), 1-based
     s.step,
     -- host wall time of the step, ms (infer: the call's latency)

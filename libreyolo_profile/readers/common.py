@@ -97,13 +97,15 @@ def fmt(value, digits: int = 2) -> str:
 
 def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]):
     """A rich table; columns are (header, justify)."""
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", header_style="bold", show_edge=False, pad_edge=False)
     for header, justify in columns:
         t.add_column(header, justify=justify, overflow="fold")
     for row in rows:
-        t.add_row(*[fmt(v) if not isinstance(v, str) else v for v in row])
+        # names come from traces: `[/x]` in a kernel name must print, not parse as rich markup
+        t.add_row(*[fmt(v) if not isinstance(v, str) else escape(v) for v in row])
     return t
 
 

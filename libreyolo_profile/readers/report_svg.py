@@ -42,13 +42,17 @@ def num(value: float | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
+def nice_step(raw: float) -> float:
+    """The smallest 1, 2, 2.5 or 5 × 10^k at least `raw`."""
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+
+
 def nice_ticks(top: float, count: int = 5) -> list[float]:
     """Round tick values from 0 to at least `top`."""
     if top <= 0 or not math.isfinite(top):
         return [0.0, 1.0]
-    raw = top / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    step = nice_step(top / count)
     ticks = [0.0]
     while ticks[-1] < top - 1e-12:
         ticks.append(ticks[-1] + step)
@@ -72,20 +76,24 @@ def _y_axis(ticks: list[float], left: int, right: int, top: int, bottom: int, un
     return parts
 
 
+def step_peak(steps: list[dict], show_gpu: bool) -> float:
+    return max([s["host_ms"] or 0 for s in steps] + ([s["kernel_ms"] or 0 for s in steps] if show_gpu else []) + [0])
+
+
 def step_bars(steps: list[dict], phases: list[str], show_gpu: bool, unit_word: str = "step",
-              width: int = 900, height: int = 280) -> str:
+              width: int = 900, height: int = 280, y_top: float | None = None) -> str:
     """Per step: host wall time stacked by phase; the device kernel time the step launched laid
-    over it as a narrower dark bar (GPU profiles only)."""
+    over it as a narrower dark bar (GPU profiles only). `y_top` shares one scale between charts."""
     left, right, top, bottom = 64, width - 12, 14, height - 40
     n = len(steps)
-    peak = max([s["host_ms"] or 0 for s in steps] + ([s["kernel_ms"] or 0 for s in steps] if show_gpu else []) + [0])
+    peak = max(step_peak(steps, show_gpu), y_top or 0)
     ticks = nice_ticks(peak * 1.02)
     span = ticks[-1] or 1.0
     scale = (bottom - top) / span
     parts = [_open("steps", width, height, f"host time per {unit_word} by phase")]
     parts += _y_axis(ticks, left, right, top, bottom, "ms")
     slot = (right - left) / max(n, 1)
-    bar = max(slot * 0.78, 0.6)
+    bar = min(max(slot * 0.78, 0.6), 90.0)  # a lone step stays a bar, not a wall
     label_every = max(1, math.ceil(n / 25))
     for i, s in enumerate(steps):
         x = left + i * slot + (slot - bar) / 2
@@ -156,7 +164,7 @@ def hbars(rows: list[tuple[str, float, str, str]], kind: str, unit: str, width: 
     """Horizontal bars, one per row: (label, value, colour, value text shown at the bar's end)."""
     height = row_height * max(len(rows), 1) + 8
     peak = max([v for _, v, _, _ in rows if v] + [0]) or 1.0
-    plot = width - label_width - 120
+    plot = width - label_width - 190
     parts = [_open(kind, width, height, f"{kind} in {unit}")]
     for i, (label, value, color, text) in enumerate(rows):
         y = 4 + i * row_height
@@ -173,7 +181,7 @@ def hbars(rows: list[tuple[str, float, str, str]], kind: str, unit: str, width: 
 def histogram(values: list[float], markers: list[tuple[str, float | None]], width: int = 900,
               height: int = 240) -> str:
     """Counts of `values` (ms) in equal bins, with vertical marker lines (label, ms) for percentiles."""
-    left, right, top, bottom = 64, width - 12, 22, height - 40
+    left, right, top, bottom = 64, width - 12, 18 + 13 * len(markers), height - 40
     lo, hi = min(values), max(values)
     bins = max(1, min(40, math.ceil(math.sqrt(len(values))) + (1 if len(values) > 3 else 0)))
     if hi - lo <= 1e-9:
@@ -209,13 +217,12 @@ def histogram(values: list[float], markers: list[tuple[str, float | None]], widt
         if ms is None:
             continue
         x = min(max(xof(ms), left), right)
-        parts.append(f'<line class="marker" x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4}" y2="{bottom}" stroke="#c0392b" '
+        parts.append(f'<line class="marker" x1="{x:.1f}" x2="{x:.1f}" y1="{4 + 13 * j:.1f}" y2="{bottom}" stroke="#c0392b" '
                      f'stroke-dasharray="4 3"><title>{esc(label)}: {esc(num(ms))} ms</title></line>')
-        parts.append(f'<text x="{x + 3:.1f}" y="{top + 6 + 12 * j:.1f}" class="tick marker-label">{esc(label)}</text>')
-    for t in nice_ticks(hi - lo, 6):
-        ms = lo + t
-        if ms > hi:
-            break
+        parts.append(f'<text x="{x + 3:.1f}" y="{13 + 13 * j:.1f}" class="tick marker-label">{esc(label)}</text>')
+    tick = nice_step((hi - lo) / 6)
+    for k in range(math.ceil(lo / tick), math.floor(hi / tick) + 1):
+        ms = k * tick
         parts.append(f'<text x="{xof(ms):.1f}" y="{bottom + 15}" text-anchor="middle" class="tick">{esc(num(ms, 1))}</text>')
     parts.append(f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" class="axisline"/>')
     parts.append(f'<text x="{(left + right) / 2:.0f}" y="{height - 6}" text-anchor="middle" class="axis">latency per call (ms)</text>')

@@ -48,7 +48,10 @@ def build(trace: Path) -> dict:
 
 
 def render(s: dict) -> None:
+    from rich.markup import escape
     from rich.panel import Panel
+
+    from libreyolo_profile.readers.report_text import CATEGORY_STYLES, PHASE_STYLES, bar, stacked
 
     console = stdout_console()
     p, w = s["profile"], s["window"] or {}
@@ -59,11 +62,12 @@ def render(s: dict) -> None:
         head += f" · {model.get('family')}-{model.get('size')}"
     if s["repeat_n"] > 1:
         head += f" · mean of {s['repeat_n']} trials"
-    console.print(head, highlight=False)
+    console.print(head, highlight=False, markup=False)
     for name, text in s["marks"].items():
-        console.print(f"[yellow]mark[/] {name}: {text}", highlight=False)
+        console.print(f"[yellow]mark[/] {escape(name)}: {escape(str(text))}", highlight=False)
     v = s["verdict"]
-    console.print(Panel(f"[bold]{v['bound']}[/] — {v['reason']}\n[dim]next:[/] {v['next_step']}",
+    console.print(Panel(f"[bold]{escape(str(v['bound']))}[/] — {escape(str(v['reason']))}\n"
+                        f"[dim]next:[/] {escape(str(v['next_step']))}",
                         title="verdict", title_align="left", expand=False))
     rows = []
     for name, value in s["metrics"].items():
@@ -74,22 +78,27 @@ def render(s: dict) -> None:
     if others:
         console.print(table("Other devices (the headline is the busiest)",
                             [("device", "right"), ("name", "left"), ("busy ms", "right"), ("util %", "right")],
-                            [[d["device"], d.get("name") or "", d["busy_ms"], d["gpu_util_pct"]] for d in others]))
+                            [[d["device"], escape(d.get("name") or ""), d["busy_ms"], d["gpu_util_pct"]] for d in others]))
     if s["phases"]:
         console.print(table("Phases per step" + (" (inferred)" if "phases_inferred" in s["marks"] else ""),
-                            [("phase", "left"), ("wall ms", "right"), ("wall %", "right"), ("GPU ms", "right"),
-                             ("kernels", "right"), ("ops", "right")],
-                            [[r["phase"], r["wall_ms"], r["wall_pct"], r["gpu_ms"], r["kernels"], r["ops"]]
-                             for r in s["phases"]]))
+                            [("phase", "left"), ("wall ms", "right"), ("wall %", "right"), ("", "left"),
+                             ("GPU ms", "right"), ("kernels", "right"), ("ops", "right")],
+                            [[escape(r["phase"]), r["wall_ms"], r["wall_pct"], bar(r["wall_pct"], 20, PHASE_STYLES.get(r["phase"], "white")),
+                              r["gpu_ms"], r["kernels"], r["ops"]] for r in s["phases"]]))
+        line, key = stacked([(r["phase"], r["wall_ms"]) for r in s["phases"]], PHASE_STYLES)
+        if line:
+            console.print(f"{'call' if p['kind'] == 'infer' else 'step'} ▕{line}▏", highlight=False)
+            console.print(f"     {key}", highlight=False)
     if s["categories"]:
         console.print(table("Kernel composition", [("category", "left"), ("ms/step", "right"), ("share %", "right"),
-                                                   ("calls/step", "right"), ("on TC %", "right")],
-                            [[r["category"], r["ms_per_step"], r["share_pct"], r["calls_per_step"], r["tensorcore_pct"]]
-                             for r in s["categories"]]))
+                                                   ("", "left"), ("calls/step", "right"), ("on TC %", "right")],
+                            [[escape(r["category"]), r["ms_per_step"], r["share_pct"],
+                              bar(r["share_pct"], 20, CATEGORY_STYLES.get(r["category"], "white")), r["calls_per_step"],
+                              r["tensorcore_pct"]] for r in s["categories"]]))
     if s["top_kernels"]:
         console.print(table("Top kernels per step", [("kernel", "left"), ("category", "left"), ("ms/step", "right"),
                                                      ("share %", "right"), ("calls/step", "right")],
-                            [[short_name(r["name"], 70), r["category"], r["ms_per_step"], r["share_pct"],
+                            [[escape(short_name(r["name"], 70)), escape(r["category"]), r["ms_per_step"], r["share_pct"],
                               r["calls_per_step"]] for r in s["top_kernels"]]))
 
 

@@ -14,7 +14,7 @@ from libreyolo_profile.store.document import build_document, repeat_document
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
 from libreyolo_profile.store.sidecars import write_sidecars
 
-OWNED_FILES = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, *(f"{t}.parquet" for t in TABLES))
+OWNED_FILES = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, "report.html", *(f"{t}.parquet" for t in TABLES))
 
 
 def dump_json(doc: dict, path: Path) -> None:

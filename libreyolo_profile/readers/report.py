@@ -1,0 +1,162 @@
+"""`libreyolo profile report`: one self-contained HTML file that shows a profile (or, with --vs,
+two side by side with the compare table).
+
+The figures come from the readers' own SQL (summary's build, sql/ops.sql, sql/kernels.sql,
+sql/report_steps.sql, compare's build); report_page.py turns them into HTML and report_svg.py
+draws the charts. Where the file goes: `--out`, else `report.html` beside a profile of ours in a
+writable directory, else `./report.html` (a foreign trace, or a read-only profile: the reader
+never writes beside its input then).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from libreyolo_profile import __version__
+from libreyolo_profile.errors import UsageError
+from libreyolo_profile.readers import summary
+from libreyolo_profile.readers.common import PHASES, emit_json, open_tables, records, run_sql
+from libreyolo_profile.store.cache import cache_root
+from libreyolo_profile.store.schema import PROFILE_FILE
+
+REPORT_FILE = "report.html"
+COMPARE_FILE = "report_vs.html"
+TOP = 15
+
+
+def _steps(con) -> tuple[list[dict], object, int]:
+    """The per-step rows of sql/report_steps.sql folded into one dict per step."""
+    columns, rows = run_sql(con, "report_steps.sql")
+    steps: dict[int, dict] = {}
+    rank, ranks = None, 1
+    for row in records(columns, rows):
+        rank, ranks = row["rank"], row["ranks"]
+        step = steps.setdefault(row["step"], {"step": row["step"], "host_ms": row["host_ms"],
+                                              "kernel_ms": row["kernel_ms"], "device_end_ms": row["device_end_ms"],
+                                              "phases": {}})
+        if row["phase"] is not None:
+            step["phases"][row["phase"]] = (step["phases"].get(row["phase"]) or 0.0) + (row["wall_ms"] or 0.0)
+    return list(steps.values()), rank, ranks
+
+
+def gather(trace: Path) -> dict:
+    """Everything one side of the report shows."""
+    s = summary.build(trace)
+    loaded, con = open_tables(trace)
+    doc = loaded.doc
+    steps, rank, ranks = _steps(con)
+    k_cols, k_rows = run_sql(con, "kernels.sql", {"phase": None, "category": None, "grep": None,
+                                                  "tensorcore": False, "sort": "time", "top": TOP})
+    o_cols, o_rows = run_sql(con, "ops.sql", {"phase": None, "top": TOP})
+    present = {p for st in steps for p in st["phases"]}
+    order = PHASES[doc["kind"]] + sorted(present - set(PHASES[doc["kind"]]))
+    environment = doc.get("environment") or {}
+    return {
+        "summary": s,
+        "steps": steps,
+        "rank": rank,
+        "ranks": ranks,
+        "phase_order": order,
+        "kernels": records(k_cols, k_rows),
+        "ops": records(o_cols, o_rows),
+        "meta": {"created": doc.get("created"), "producer": doc.get("producer"), "command": doc.get("command"),
+                 "device_name": environment.get("device_name")},
+        "producer": f"libreyolo-profile {__version__}",
+        "home": loaded.home,
+    }
+
+
+def _ours(home: Path | None) -> bool:
+    """A profile directory of ours on disk (not a foreign trace ingested into the cache)."""
+    if home is None or not (home / PROFILE_FILE).is_file():
+        return False
+    try:
+        Path(home).resolve().relative_to(cache_root().resolve())
+        return False
+    except ValueError:
+        return True
+
+
+def _writable(directory: Path) -> bool:
+    # root passes os.access on a read-only directory: its mode bits say what the owner meant
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK | os.X_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def default_out(home: Path | None, name: str = REPORT_FILE) -> Path:
+    if _ours(home) and _writable(home):
+        return Path(home) / name
+    return Path.cwd() / name
+
+
+def write_html(text: str, out: Path) -> Path:
+    """Write atomically: a reader opening the file never sees half a report."""
+    out = Path(out)
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory: name the HTML file, e.g. {out / REPORT_FILE}")
+    directory = out.parent if str(out.parent) else Path(".")
+    if not directory.is_dir():
+        raise UsageError(f"cannot write {out}: no such directory {directory}")
+    try:
+        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=directory, prefix=f".{out.name}.",
+                                             suffix=".tmp", delete=False)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}; pass --out to put the report elsewhere") from None
+    try:
+        with handle:
+            handle.write(text)
+        os.chmod(handle.name, 0o644)
+        os.replace(handle.name, out)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def render(trace: Path, vs: Path | None = None) -> tuple[str, dict]:
+    """(the HTML page, facts about it for --json)."""
+    from libreyolo_profile.readers import report_page
+
+    left = gather(trace)
+    if vs is None:
+        page = report_page.single_page(left)
+        return page, {"kind": left["summary"]["profile"]["kind"], "bound": left["summary"]["verdict"].get("bound"),
+                      "home": left["home"]}
+    from libreyolo_profile.readers import compare  # the compare reader owns the before/after arithmetic
+
+    comparison = compare.build(trace, vs)
+    right = gather(vs)
+    page = report_page.compare_page(left, right, comparison)
+    return page, {"kind": comparison["kind"], "bound": left["summary"]["verdict"].get("bound"),
+                  "vs_bound": right["summary"]["verdict"].get("bound"), "home": left["home"]}
+
+
+def _charts(page: str) -> list[str]:
+    import re
+
+    return re.findall(r'<svg class="chart" data-chart="([^"]+)"', page)
+
+
+def main(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: bool = False) -> None:
+    page, facts = render(Path(trace), Path(vs) if vs is not None else None)
+    target = Path(out) if out is not None else default_out(facts["home"], COMPARE_FILE if vs is not None else REPORT_FILE)
+    written = write_html(page, target)
+    if as_json:
+        emit_json({"out": str(written.resolve()), "trace": str(trace), "vs": str(vs) if vs is not None else None,
+                   "kind": facts["kind"], "bound": facts["bound"], "vs_bound": facts.get("vs_bound"),
+                   "bytes": len(page.encode("utf-8")), "charts": _charts(page)})
+    else:
+        print(written)
+
+
+def write_report(profile_dir: Path) -> Path:
+    """For the writers (`run`, `infer`): the report beside a freshly written profile.json."""
+    profile_dir = Path(profile_dir)
+    page, _ = render(profile_dir)
+    return write_html(page, profile_dir / REPORT_FILE)

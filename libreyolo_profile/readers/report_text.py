@@ -1,0 +1,45 @@
+"""Compact terminal charts for `summary` (rich markup strings made of block characters).
+
+A bar is whole blocks plus one eighth-block for the remainder, so 20 cells resolve 0.6 %.
+The colours match the HTML report's palette as closely as a terminal's named colours allow.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+PHASE_STYLES = {"dataload": "yellow", "to_device": "magenta", "forward": "blue", "backward": "red",
+                "optimizer": "green", "preprocess": "yellow", "postprocess": "green"}
+CATEGORY_STYLES = {"gemm": "blue", "elementwise": "red", "norm": "green", "layout": "yellow", "reduce": "magenta",
+                   "memcpy": "grey50", "memset": "grey70", "optimizer": "cyan", "nms/sort": "dark_orange",
+                   "communication": "dark_red", "other": "grey50"}
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar(pct: float | None, cells: int = 20, style: str = "blue") -> str:
+    """A left-aligned bar for a share in % (0–100), `cells` wide at 100 %."""
+    if pct is None or pct <= 0:
+        return ""
+    eighths = round(min(pct, 100.0) / 100.0 * cells * 8)
+    text = "█" * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
+    return f"[{style}]{text}[/]" if text else ""
+
+
+def stacked(segments: list[tuple[str, float | None]], styles: dict, cells: int = 60) -> tuple[str, str]:
+    """One 100 % bar split by (name, value) and its legend line, both as rich markup.
+
+    Cells are handed out by largest remainder so the bar is always exactly `cells` wide; a
+    segment too small for a cell still appears in the legend with its share."""
+    values = [(name, value) for name, value in segments if value and value > 0]
+    total = sum(v for _, v in values)
+    if total <= 0:
+        return "", ""
+    exact = [(name, cells * v / total) for name, v in values]
+    counts = {name: int(x) for name, x in exact}
+    spare = cells - sum(counts.values())
+    for name, x in sorted(exact, key=lambda item: item[1] - int(item[1]), reverse=True)[:spare]:
+        counts[name] += 1
+    line = "".join(f"[{styles.get(name, 'white')}]{'█' * counts[name]}[/]" for name, _ in values if counts[name])
+    legend = "  ".join(f"[{styles.get(name, 'white')}]■[/] {escape(str(name))} {100 * v / total:.0f}%"
+                       for name, v in values)
+    return line, legend

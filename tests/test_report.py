@@ -1,0 +1,431 @@
+"""`libreyolo profile report`: the self-contained HTML report, rendered for real profiles and opened
+in headless Chromium (skipped where Chromium is not installed) over the DevTools protocol, which
+tells us whether the charts laid out, whether the page logged an error, and every request it made.
+
+Screenshots are kept under tests/artifacts/ (gitignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import re
+import select
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, require_traces, run_cli
+
+ARTIFACTS = REPO / "tests" / "artifacts"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+# ---------------------------------------------------------------------------------------------
+# a tiny DevTools-protocol client over --remote-debugging-pipe (fd 3: to the browser, fd 4: from it)
+
+
+class Chromium:
+    def __init__(self, profile_dir: Path):
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+
+        def wire_pipes():  # runs in the child before exec
+            # via fds above 4 first: either pipe end may itself be fd 3 or 4
+            high_r = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
+            high_w = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
+            os.dup2(high_r, 3)  # os.dup2 leaves the copy inheritable
+            os.dup2(high_w, 4)
+
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
+             "--disable-default-apps", "--mute-audio", f"--user-data-dir={profile_dir}",
+             "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            preexec_fn=wire_pipes, close_fds=False)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._buffer = b""
+        self._next_id = 0
+        self.events: list[dict] = []
+
+    def close(self) -> str:
+        try:
+            self.send("Browser.close", timeout=10)
+        except Exception:
+            pass
+        try:
+            _, err = self.proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        for fd in (self._to_browser, self._from_browser):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        return err.decode("utf-8", "replace") if err else ""
+
+    def _read_message(self, deadline: float) -> dict:
+        while b"\0" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("Chromium did not answer in time")
+            ready, _, _ = select.select([self._from_browser], [], [], left)
+            if ready:
+                chunk = os.read(self._from_browser, 1 << 20)
+                if not chunk:
+                    raise RuntimeError("Chromium closed the DevTools pipe")
+                self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 30) -> dict:
+        self._next_id += 1
+        call = {"id": self._next_id, "method": method, "params": params or {}}
+        if session:
+            call["sessionId"] = session
+        os.write(self._to_browser, json.dumps(call).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._read_message(deadline)
+            if message.get("id") == self._next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            self.events.append(message)
+
+    def wait_for(self, method: str, timeout: float = 30) -> dict:
+        for i, event in enumerate(self.events):
+            if event.get("method") == method:
+                return self.events.pop(i)
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._read_message(deadline)
+            if message.get("method") == method:
+                return message
+            self.events.append(message)
+
+
+def open_page(browser: Chromium, url: str, width: int = 1280) -> tuple[str, list[dict]]:
+    """A fresh tab on `url`, loaded; returns (session id, the events it raised while loading)."""
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    for domain in ("Page", "Runtime", "Log", "Network"):
+        browser.send(f"{domain}.enable", session=session)
+    browser.send("Emulation.setDeviceMetricsOverride",
+                 {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
+    browser.events.clear()
+    browser.send("Page.navigate", {"url": url}, session=session)
+    browser.wait_for("Page.loadEventFired")
+    time.sleep(0.3)  # late console messages
+    browser.send("Runtime.evaluate", {"expression": "1"}, session=session)  # drain what is queued
+    events = [e for e in browser.events if e.get("sessionId") == session]
+    browser.events.clear()
+    return session, events
+
+
+CHART_PROBE = """JSON.stringify({
+  title: document.title,
+  charts: [...document.querySelectorAll('svg.chart')].map(svg => {
+    const box = svg.getBoundingClientRect();
+    const marks = [...svg.querySelectorAll('rect')];
+    return {kind: svg.dataset.chart, width: box.width, height: box.height, marks: marks.length,
+            drawn: marks.filter(r => { const b = r.getBoundingClientRect(); return b.width > 0 && b.height > 0; }).length};
+  }),
+  kernelNames: [...document.querySelectorAll('table.kernels td.name')].map(td => td.textContent),
+  scripts: document.querySelectorAll('script').length,
+  marks: [...document.querySelectorAll('.marks li')].map(li => li.dataset.mark),
+  bound: [...document.querySelectorAll('.verdict')].map(v => v.dataset.bound),
+})"""
+
+
+def probe_and_shoot(browser: Chromium, html: Path, shot: Path) -> tuple[dict, list[dict]]:
+    session, events = open_page(browser, html.resolve().as_uri())
+    found = json.loads(browser.send("Runtime.evaluate", {"expression": CHART_PROBE, "returnByValue": True},
+                                    session=session)["result"]["value"])
+    size = browser.send("Page.getLayoutMetrics", session=session)["cssContentSize"]
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    picture = browser.send("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 16000), "scale": 1}},
+        session=session, timeout=60)
+    shot.write_bytes(base64.b64decode(picture["data"]))
+    return found, events
+
+
+def page_problems(events: list[dict], page_url: str) -> list[str]:
+    """Console errors, uncaught exceptions, log errors/warnings, and any request but the page itself."""
+    problems = []
+    for event in events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            problems.append(f"exception: {params.get('exceptionDetails', {}).get('text')}")
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning", "assert"):
+            problems.append(f"console {params['type']}: {params.get('args')}")
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") in ("error", "warning"):
+            problems.append(f"log {params['entry']['level']}: {params['entry'].get('text')}")
+        elif method in ("Network.requestWillBeSent", "Network.loadingFailed"):
+            url = params.get("request", {}).get("url") or params.get("errorText")
+            if url != page_url:
+                problems.append(f"{method}: {url}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# the reports
+
+
+def report(*args: str, cwd: Path, cache: Path) -> dict:
+    result = run_cli("report", *args, "--json", cwd=cwd, env={"XDG_CACHE_HOME": str(cache)})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def profile_dir_from_trace(trace: Path, target: Path) -> Path:
+    """A profile directory of ours (profile.json + sidecars), written by the store from a real trace."""
+    from libreyolo_profile.store.importer import profile_from_trace
+    from libreyolo_profile.store.writer import write_directory
+
+    write_directory(profile_from_trace(trace), target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("report")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("report-cache")
+
+
+@pytest.fixture(scope="module")
+def reports(work, cache) -> dict[str, tuple[Path, dict]]:
+    """The reports every browser test looks at, written by the real CLI."""
+    traces = require_traces()
+    out: dict[str, tuple[Path, dict]] = {}
+    cpu_profile = profile_dir_from_trace(traces / "cpu_only_rank34.json.gz", work / "cpu_profile" / "infer")
+    doc = report(str(cpu_profile), cwd=work, cache=cache)
+    out["cpu_trace"] = (Path(doc["out"]), doc)
+    doc = report(str(traces / "a100_cutlass_adam_rank0.json.gz"), "--out", str(work / "a100.html"), cwd=work, cache=cache)
+    out["a100"] = (Path(doc["out"]), doc)
+    doc = report(str(traces / "v100_resnet50_workers0.json.gz"), "--vs", str(traces / "v100_resnet50_workers4.json.gz"),
+                 "--out", str(work / "v100_vs.html"), cwd=work, cache=cache)
+    out["v100_vs"] = (Path(doc["out"]), doc)
+    return out
+
+
+def assert_self_contained(page: str) -> None:
+    assert "<script" not in page.lower()
+    refs = re.findall(r"""(?:src|href|xlink:href|action)\s*=\s*["']?([^"'\s>]+)|url\(\s*["']?([^"')]+)""", page, re.I)
+    assert not [r for pair in refs for r in pair if r], f"the page references resources: {refs[:5]}"
+    assert not re.search(r"@import|@font-face", page, re.I)
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+
+
+def test_reports_are_written_where_expected_and_self_contained(reports, work):
+    path, doc = reports["cpu_trace"]
+    # a profile of ours in a writable directory: the report goes beside it
+    assert path == (work / "cpu_profile" / "infer" / "report.html").resolve()
+    assert doc["kind"] == "infer" and "steps" in doc["charts"] and "latency" in doc["charts"]
+    assert reports["a100"][1]["charts"][:1] == ["steps"] and "categories" in reports["a100"][1]["charts"]
+    assert reports["v100_vs"][1]["charts"].count("steps") == 2  # both sides
+    for path, doc in reports.values():
+        page = path.read_text(encoding="utf-8")
+        assert doc["bytes"] == len(page.encode("utf-8"))
+        assert_self_contained(page)
+
+
+def test_report_shows_the_verdict_metrics_and_tables(reports, trace):
+    page = reports["a100"][0].read_text(encoding="utf-8")
+    summary = json.loads(run_cli("summary", str(trace("a100_cutlass_adam_rank0")), "--json").stdout)
+    assert f'data-bound="{summary["verdict"]["bound"]}"' in page
+    import html as htmlmod
+    assert htmlmod.escape(summary["verdict"]["reason"]) in page
+    step = summary["metrics"]["step_ms"]
+    assert f"{step:.2f}" in page
+    # kernel names carry C++ templates: escaped, never markup
+    assert "&lt;" in page and "at::native::" in page
+    top = summary["top_kernels"][0]["name"]
+    assert htmlmod.escape(top[:60]) in page
+    vs = reports["v100_vs"][0].read_text(encoding="utf-8")
+    assert "left (before)" in vs and "right (after)" in vs and "dataload_pct" in vs
+    assert "a single run cannot support a verdict" in vs
+
+
+def test_trace_strings_are_escaped(trace, cache, monkeypatch):
+    """A kernel or op name with markup in it comes out as text."""
+    from libreyolo_profile.readers import report, report_page
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    side = report.gather(trace("a100_cutlass_adam_rank0"))
+    evil = '<script>alert("x")</script><img src=x onerror=alert(1)> & "quoted"'
+    side["kernels"][0]["name"] = evil
+    side["ops"][0]["name"] = evil
+    side["summary"]["marks"]["hostile"] = evil
+    page = report_page.single_page(side)
+    assert evil not in page and "<script" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+
+
+def test_default_out_never_beside_a_foreign_or_read_only_input(tmp_path, trace, cache):
+    cpu = trace("cpu_only_rank34")
+    run_dir = tmp_path / "cwd"
+    run_dir.mkdir()
+    doc = report(str(cpu), cwd=run_dir, cache=cache)
+    assert Path(doc["out"]) == (run_dir / "report.html").resolve()
+    assert not (cpu.parent / "report.html").exists()
+    # a read-only profile directory of ours: the report goes to the cwd, the profile stays untouched
+    profile = profile_dir_from_trace(cpu, tmp_path / "ro" / "infer")
+    before = sorted(p.name for p in profile.iterdir())
+    profile.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        (run_dir / "report.html").unlink()
+        doc = report(str(profile / "profile.json"), cwd=run_dir, cache=cache)
+        assert Path(doc["out"]) == (run_dir / "report.html").resolve()
+        assert sorted(p.name for p in profile.iterdir()) == before
+    finally:
+        profile.chmod(0o755)
+
+
+def test_vs_with_another_kind_is_a_usage_error(trace, tmp_path, cache):
+    result = run_cli("report", str(trace("cpu_only_rank34")), "--vs", str(trace("v100_resnet50_workers0")),
+                     "--out", str(tmp_path / "x.html"), cwd=tmp_path, env={"XDG_CACHE_HOME": str(cache)})
+    assert result.returncode == 2, result.stderr
+    assert "cannot compare" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_missing_input_and_bad_out(tmp_path, trace, cache):
+    result = run_cli("report", str(tmp_path / "nope.json"), cwd=tmp_path)
+    assert result.returncode == 2 and "no such file" in result.stderr
+    result = run_cli("report", str(trace("cpu_only_rank34")), "--out", str(tmp_path / "no" / "dir" / "r.html"),
+                     cwd=tmp_path, env={"XDG_CACHE_HOME": str(cache)})
+    assert result.returncode == 2 and "no such directory" in result.stderr
+
+
+def test_write_report_for_the_writers(tmp_path, trace, cache, monkeypatch):
+    from libreyolo_profile.readers.report import write_report
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    profile = profile_dir_from_trace(trace("v100_resnet50_workers4"), tmp_path / "train")
+    written = write_report(profile)
+    assert written == profile / "report.html"
+    page = written.read_text(encoding="utf-8")
+    assert 'data-chart="steps"' in page and "dataload" in page
+    assert not [p for p in profile.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+# ---------------------------------------------------------------------------------------------
+# in a real browser
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    b = Chromium(tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+@pytest.mark.parametrize("name", ["cpu_trace", "a100", "v100_vs"])
+def test_report_renders_in_chromium(browser, reports, name):
+    path, doc = reports[name]
+    found, events = probe_and_shoot(browser, path, ARTIFACTS / f"report_{name}.png")
+    problems = page_problems(events, path.resolve().as_uri())
+    assert not problems, problems
+    kinds = [c["kind"] for c in found["charts"]]
+    assert kinds == doc["charts"]
+    for chart in found["charts"]:
+        assert chart["width"] > 200 and chart["height"] > 20, chart
+        assert chart["drawn"] > 0, chart  # the bars laid out with a size
+    assert found["scripts"] == 0
+    assert found["bound"] and all(found["bound"])
+    if name == "a100":
+        # the DOM holds the kernel names as text, with their template brackets
+        assert any("<" in n and ">" in n for n in found["kernelNames"])
+    if name == "v100_vs":
+        assert len(found["bound"]) == 2
+
+
+@pytest.mark.slow
+def test_measured_cpu_profile_report_renders(browser, tmp_path, cache):
+    """The whole loop on this machine: measure an inference on the CPU, report it, open it."""
+    measured = subprocess.run(
+        [sys.executable, "-m", "libreyolo_profile", "infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1",
+         "--runs", "6", "--no-overhead", "--project", str(tmp_path / "runs"), "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=240, env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    assert measured.returncode == 0, measured.stderr[-2000:]
+    profile = tmp_path / "runs" / "infer"
+    doc = report(str(profile), cwd=tmp_path, cache=cache)
+    assert Path(doc["out"]) == (profile / "report.html").resolve()
+    assert "latency" in doc["charts"]
+    found, events = probe_and_shoot(browser, Path(doc["out"]), ARTIFACTS / "report_cpu_measured.png")
+    assert not page_problems(events, Path(doc["out"]).resolve().as_uri())
+    assert "cpu_profile" in found["marks"]
+    latency = next(c for c in found["charts"] if c["kind"] == "latency")
+    assert latency["drawn"] >= 1
+    steps = next(c for c in found["charts"] if c["kind"] == "steps")
+    assert steps["drawn"] >= 6  # at least one segment per measured call
+
+
+def test_summary_draws_terminal_charts_that_json_leaves_out(trace):
+    path = str(trace("v100_resnet50_workers0"))
+    text = run_cli("summary", path, env={"COLUMNS": "120"})
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    step_bar = next(line for line in lines if line.startswith("step ▕"))
+    assert step_bar.count("█") == 60  # the stacked phase bar is always the full width
+    assert "dataload 40%" in text.stdout  # its legend, with the dataloader-bound share
+    gemm = next(line for line in lines if line.startswith("gemm "))
+    assert "█████████████" in gemm  # 66 % of 20 cells
+    doc = run_cli("summary", path, "--json")
+    assert doc.returncode == 0 and "█" not in doc.stdout and "▕" not in doc.stdout
+    json.loads(doc.stdout)
+
+
+def test_report_reader_stays_light_and_prints_only_the_path(tmp_path, trace, cache):
+    """A reader never imports torch or libreyolo; without --json stdout is the written path alone."""
+    probe = ("import sys\nfrom pathlib import Path\nfrom libreyolo_profile.readers import report\n"
+             "report.main(Path(sys.argv[1]), out=Path(sys.argv[2]))\n"
+             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'libreyolo'))\n"
+             "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n")
+    result = subprocess.run([sys.executable, "-c", probe, str(trace("cpu_only_rank34")), str(tmp_path / "r.html")],
+                            capture_output=True, text=True, timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    assert result.returncode == 0, result.stderr
+    assert "HEAVY=\n" in result.stderr
+    assert result.stdout == f"{tmp_path / 'r.html'}\n"
+
+
+def test_vs_report_goes_beside_the_first_profile_under_its_own_name(tmp_path, trace, cache):
+    left = profile_dir_from_trace(trace("v100_resnet50_workers0"), tmp_path / "a" / "train")
+    right = profile_dir_from_trace(trace("v100_resnet50_workers4"), tmp_path / "b" / "train")
+    doc = report(str(left), "--vs", str(right), cwd=tmp_path, cache=cache)
+    assert Path(doc["out"]) == (left / "report_vs.html").resolve()
+    assert doc["bound"] == "dataloader" and doc["vs_bound"] != "dataloader"
+    assert not (right / "report_vs.html").exists() and not (left / "report.html").exists()
+
+
+def test_summary_render_prints_trace_strings_literally(trace, capsys, monkeypatch):
+    """Kernel names are C++ and may hold brackets rich would read as markup ('[/x]' would crash it)."""
+    from libreyolo_profile.readers import summary
+
+    monkeypatch.setenv("COLUMNS", "250")  # no wrapping inside the name
+
+    s = summary.build(trace("v100_resnet50_workers0"))
+    s["top_kernels"][0]["name"] = "void k<float>[with T = float] [/x] [bold]"
+    s["marks"]["odd"] = "[red]not a style[/red]"
+    summary.render(s)
+    out = capsys.readouterr().out
+    assert "[with T = float] [/x] [bold]" in out and "[red]not a style[/red]" in out
