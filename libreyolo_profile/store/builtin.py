@@ -1,0 +1,431 @@
+"""A profile.json written by LibreYOLO's own built-in profiler (schema libreyolo.profile.analysis/v1),
+turned into our document form so every reader, `query` and `import` accept it.
+
+What is carried over is what that profiler measured for real: step time, throughput, latency
+percentiles, stage means, phase wall times, op counts, and, on a GPU, its kernel figures. What it
+gets wrong is not carried over (see the README of the samples): on a CPU it reports the whole step
+as host overhead, a GPU launch verdict, and 0 kernels/launches; its op times double-count nested
+ops. Those become null with a reason, the verdict is recomputed by our rules (analysis/verdict.py),
+and each difference is a mark in the profile.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from datetime import datetime, timezone
+from pathlib import Path
+
+from libreyolo_profile import __version__
+from libreyolo_profile.analysis.verdict import THRESHOLDS, decide
+from libreyolo_profile.errors import UnanalysableError
+from libreyolo_profile.metric_catalog import METRICS
+from libreyolo_profile.store.cache import bytes_key, cache_root
+from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA, SCHEMA_VERSION, TABLES,
+                                            TABLES_VERSION)
+
+SOURCE_TYPE = "libreyolo-builtin"
+_MODEL_NAME = re.compile(r"^(?P<family>[A-Za-z]+(?:v)?\d+)[-_]?(?P<size>[nstmcelx])(?=$|[-_.])", re.IGNORECASE)
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _model(raw: dict) -> dict:
+    weights = raw.get("model") or (raw.get("config") or {}).get("model")
+    model = {"weights": weights, "family": None, "size": None, "weights_source": "as named by the built-in profiler"}
+    if isinstance(weights, str):
+        match = _MODEL_NAME.match(Path(weights).name)
+        if match:
+            model["family"], model["size"] = match.group("family"), match.group("size").lower()
+    return model
+
+
+def _kind(raw: dict) -> str:
+    config = raw.get("config") or {}
+    return "infer" if raw.get("mode") == "inference" or config.get("mode") == "inference" or "latency" in raw else "train"
+
+
+def _on_cpu(raw: dict) -> bool:
+    device = (raw.get("config") or {}).get("device")
+    if device is not None:
+        return str(device).lower().startswith("cpu")
+    return not raw.get("kernels_per_step") and not raw.get("gpu_busy_ms_per_step")  # no device work recorded
+
+
+def _steps(raw: dict) -> int | None:
+    window = raw.get("window") or {}
+    steps = window.get("real_steps")
+    if isinstance(steps, int) and steps > 0:
+        return steps
+    n = (raw.get("latency") or {}).get("n")
+    return n if isinstance(n, int) and n > 0 else None
+
+
+def _phase_wall_ms(raw: dict, kind: str) -> dict[str, float | None]:
+    """Per-step host wall time per phase: infer from the stage means, train from the phase table."""
+    if kind == "infer":
+        return {stage: _number(ms) for stage, ms in (raw.get("stages_ms") or {}).items()}
+    return {p.get("phase"): _number(p.get("wall_ms_per_step")) for p in raw.get("phases") or []}
+
+
+def _metrics(raw: dict, kind: str, on_cpu: bool, steps: int | None) -> tuple[dict, dict]:
+    """(metrics, null reasons). Only figures the built-in profiler measured by our definitions."""
+    m: dict = {name: None for name in METRICS if name not in ("bound", "bound_reason", "thrashing")}
+    reasons: dict = {}
+    config = raw.get("config") or {}
+    window = raw.get("window") or {}
+    m["steps"] = steps
+    m["window_ms"] = _number(window.get("wall_ms")) or None
+    m["step_ms"] = _number(raw.get("step_ms"))
+    m["throughput_img_s"] = _number(raw.get("img_per_s"))
+    if m["throughput_img_s"]:
+        m["ms_per_img"] = 1000.0 / m["throughput_img_s"]
+    m["images_per_step"] = _number(config.get("batch"))
+    m["ops_per_step"] = _number((raw.get("metrics") or {}).get("ops_per_step"))
+    walls = _phase_wall_ms(raw, kind)
+    if kind == "infer":
+        latency = raw.get("latency") or {}
+        for q in ("p50", "p90", "p99"):
+            m[f"latency_{q}_ms"] = _number(latency.get(f"{q}_ms"))
+        mean_latency = _number(latency.get("mean_ms")) or m["step_ms"]
+        for stage in ("preprocess", "forward", "postprocess"):
+            ms = walls.get(stage)
+            m[f"{stage}_ms"] = ms
+            if ms is not None and mean_latency:
+                m[f"{stage}_pct"] = 100.0 * ms / mean_latency
+    else:
+        m["dataload_ms"] = _number(raw.get("dataload_ms"))
+        frac = _number(raw.get("dataload_frac"))
+        m["dataload_pct"] = 100.0 * frac if frac is not None else None
+        m["to_device_ms"] = walls.get("to_device")
+        if m["to_device_ms"] is not None and m["step_ms"]:
+            m["to_device_pct"] = 100.0 * m["to_device_ms"] / m["step_ms"]
+    if not on_cpu:
+        # Its GPU figures are measured, by definitions close to ours (see the mark).
+        util = _number(raw.get("gpu_util_raw"))
+        m["gpu_util_pct"] = 100.0 * util if util is not None else None
+        m["gpu_busy_ms"] = _number(raw.get("gpu_busy_ms_per_step"))
+        m["tensorcore_pct"] = _number(raw.get("tensorcore_pct"))
+        m["memcpy_ms"] = _number(raw.get("memcpy_ms_per_step"))
+        m["peak_vram_mb"] = m["peak_mem_mb"] = _number(raw.get("peak_vram_mb"))
+        m["kernels_per_step"] = _number(raw.get("kernels_per_step"))
+        m["launches_per_step"] = _number(raw.get("launches_per_step"))
+        for name in ("peak_vram_mb", "peak_mem_mb"):
+            if m[name] is None:
+                reasons[name] = "the built-in profiler recorded no peak device memory"
+        reasons["host_overhead_ms"] = reasons["host_overhead_pct"] = (
+            "the built-in profiler's host overhead is step − GPU busy − dataload, which counts sync waits and "
+            "device work in flight; it is not device idle time waiting for the host, so it is not carried over")
+        reasons["sync_ms"] = reasons["sync_pct"] = "the built-in profiler does not record synchronizing calls"
+        reasons["per_launch_host_us"] = "needs sync time, which the built-in profiler does not record"
+        reasons["launch_api_us"] = reasons["kernel_gap_us"] = ("the built-in profiler keeps no per-launch or "
+                                                               "per-stream kernel timing")
+    else:
+        text = ("the built-in profiler reports the whole step as host overhead on a CPU and records no leaf-op "
+                "time, so CPU overhead cannot be told from work")
+        for name in ("host_overhead_ms", "host_overhead_pct", "leaf_busy_pct", "per_launch_host_us"):
+            reasons[name] = text
+        reasons["launches_per_step"] = ("on a CPU a launch is a dispatched leaf op; the built-in profiler reports 0 "
+                                        "and keeps no leaf-op count")
+        reasons["peak_mem_mb"] = "the built-in profiler records no host memory peak"
+    reasons["profiler_overhead_pct"] = "the built-in profiler does not time the work without the profiler"
+    if m["steps"] is None:
+        reasons["steps"] = "the built-in profile names no measured window"
+    if m["window_ms"] is None:
+        reasons["window_ms"] = "the built-in profile records no window wall time"
+    if m["images_per_step"] is None:
+        for name in ("images_per_step", "throughput_img_s", "ms_per_img"):
+            reasons.setdefault(name, "the built-in profile records no batch size")
+    return m, reasons
+
+
+def _op_rows(raw: dict, steps: int) -> list[list]:
+    """ops table rows: per phase from ops_by_phase, plus the part of each op's total that its per-phase
+    top-40 lists left out (phase NULL). Its times are inclusive (total) time; self time is unknown."""
+    rows, in_phases = [], {}
+    for phase, ops in (raw.get("ops_by_phase") or {}).items():
+        for op in ops or []:
+            ms, calls = _number(op.get("ms_per_step")), _number(op.get("count_per_step"))
+            seen = in_phases.setdefault(op.get("op"), [0.0, 0.0])
+            seen[0] += ms or 0.0
+            seen[1] += calls or 0.0
+            rows.append(_op_row(phase, op.get("op"), ms, calls, steps))
+    for name, (ms, calls) in _totals(raw.get("ops"), "op").items():
+        seen = in_phases.get(name, [0.0, 0.0])
+        rest_ms = ms - seen[0]
+        rest_calls = calls - seen[1] if calls > seen[1] else None
+        # its values are rounded to 0.1 µs per step: ignore rounding residue
+        if rest_ms > max(1e-3, 0.01 * ms):
+            rows.append(_op_row(None, name, rest_ms, rest_calls, steps))
+    return rows
+
+
+def _totals(entries, key: str) -> dict[str, list[float]]:
+    """Its whole-window list by name → [ms per step, calls per step]. It cuts names (ops at 70, kernels at 90
+    characters), so two entries can share a name: they are summed, as its per-phase lists do."""
+    totals: dict[str, list[float]] = {}
+    for entry in entries or []:
+        name, ms = entry.get(key), _number(entry.get("ms_per_step"))
+        if ms is None:
+            continue
+        total = totals.setdefault(name, [0.0, 0.0])
+        total[0] += ms
+        total[1] += _number(entry.get("count_per_step")) or 0.0
+    return totals
+
+
+def _op_row(phase, name, ms_per_step, calls_per_step, steps):
+    calls = round(calls_per_step * steps) if calls_per_step is not None else None
+    total = ms_per_step * steps if ms_per_step is not None else None
+    # rank, phase, name, calls, calls_per_step, leaf_calls, self_ms, self_ms_per_step, total_ms, total_ms_per_step
+    return [None, phase, name, calls, calls_per_step, None, None, None, total, ms_per_step]
+
+
+def _kernel_rows(raw: dict, steps: int) -> list[list]:
+    rows, in_phases = [], {}
+    for phase, kernels in (raw.get("kernels_by_phase") or {}).items():
+        for k in kernels or []:
+            name = k.get("raw_name") or k.get("kernel")
+            ms, calls = _number(k.get("ms_per_step")), _number(k.get("count_per_step"))
+            seen = in_phases.setdefault(name, [0.0, 0.0])
+            seen[0] += ms or 0.0
+            seen[1] += calls or 0.0
+            rows.append(_kernel_row(phase, name, ms, calls, steps))
+    named = [{**k, "name": k.get("raw_name") or k.get("kernel")} for k in raw.get("kernels") or []]
+    for name, (ms, calls) in _totals(named, "name").items():
+        seen = in_phases.get(name, [0.0, 0.0])
+        rest_ms = ms - seen[0]
+        rest_calls = calls - seen[1] if calls > seen[1] else None
+        if rest_ms > max(1e-3, 0.01 * ms):
+            rows.append(_kernel_row(None, name, rest_ms, rest_calls, steps))
+    return rows
+
+
+def _kernel_row(phase, name, ms_per_step, calls_per_step, steps):
+    calls = round(calls_per_step * steps) if calls_per_step is not None else None
+    mean_us = 1000.0 * ms_per_step / calls_per_step if ms_per_step is not None and calls_per_step else None
+    activity = "memcpy" if "memcpy" in (name or "").lower() else "memset" if "memset" in (name or "").lower() else "kernel"
+    # rank, device, phase, activity, category, tensorcore, name, calls, calls_per_step, total_ms, ms_per_step,
+    # mean_us, min_us, max_us  (category and tensorcore are filled by our rules below)
+    return [None, None, phase, activity, None, None, name, calls, calls_per_step,
+            ms_per_step * steps if ms_per_step is not None else None, ms_per_step, mean_us, None, None]
+
+
+_K = {name: i for i, (name, _, _, _) in enumerate(TABLES["kernels"])}  # kernels row positions
+
+
+def _composition(rows: list[list]) -> dict:
+    """gemm_pct, memory_bound_pct, communication_pct from the kernel rows, as sql/metrics.sql defines them."""
+    kernels = [r for r in rows if r[_K["activity"]] == "kernel"]
+    total = sum(r[_K["ms_per_step"]] or 0.0 for r in kernels)
+    if not total:
+        return {}
+
+    def share(categories: set[str]) -> float:
+        return 100.0 * sum(r[_K["ms_per_step"]] or 0.0 for r in kernels if r[_K["category"]] in categories) / total
+
+    return {"gemm_pct": share({"gemm"}), "memory_bound_pct": share({"elementwise", "layout", "norm", "reduce"}),
+            "communication_pct": share({"communication"})}
+
+
+def _categorise(rows: list[list]) -> None:
+    """Our category and Tensor Core rules (sql/kernel_categories.sql, sql/tensorcore_rules.sql), not theirs."""
+    if not rows:
+        return
+    import duckdb
+
+    from libreyolo_profile.sqlfiles import sql_text
+
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(sql_text("kernel_categories.sql"))
+        con.execute(sql_text("tensorcore_rules.sql"))
+        names = sorted({r[_K["name"]] for r in rows if r[_K["name"]]})
+        found = {name: (category, tensorcore) for name, category, tensorcore in con.execute("""
+            SELECT n.name,
+                   coalesce((SELECT c.category FROM kernel_category_rules c
+                             WHERE regexp_matches(n.name, '(?i)' || c.pattern) ORDER BY c.rule_order LIMIT 1), 'other'),
+                   coalesce((SELECT t.is_tensorcore FROM tensorcore_rules t
+                             WHERE regexp_matches(n.name, '(?i)' || t.pattern) ORDER BY t.rule_order LIMIT 1), false)
+            FROM (SELECT unnest($names::VARCHAR[]) AS name) n""", {"names": names}).fetchall()}
+    finally:
+        con.close()
+    for row in rows:
+        activity = row[_K["activity"]]
+        if activity in ("memcpy", "memset"):
+            row[_K["category"]], row[_K["tensorcore"]] = activity, False
+        else:
+            row[_K["category"]], row[_K["tensorcore"]] = found.get(row[_K["name"]], ("other", False))
+
+
+def _phase_rows(raw: dict, kind: str, on_cpu: bool, steps: int) -> list[list]:
+    walls = _phase_wall_ms(raw, kind)
+    rows = []
+    for p in raw.get("phases") or []:
+        phase = p.get("phase")
+        wall = walls.get(phase)
+        gpu = _number(p.get("gpu_ms_per_step"))
+        kernels = _number(p.get("kernels_per_step"))
+        ops = _number(p.get("ops_per_step"))
+        # rank, step (NULL: the row aggregates every measured step), phase, wall_ms, gpu_ms, kernels, ops, launches
+        rows.append([None, None, phase,
+                     wall * steps if wall is not None else None,
+                     0.0 if on_cpu else (gpu * steps if gpu is not None else None),
+                     0 if on_cpu else (round(kernels * steps) if kernels is not None else None),
+                     round(ops * steps) if ops is not None else None,
+                     0 if on_cpu else None])
+    return rows
+
+
+def _repeat(raw: dict) -> tuple[dict, list[dict]]:
+    values = raw.get("img_per_s_trials")
+    numbers = [float(v) for v in values or [] if _number(v) is not None]
+    if len(numbers) < 2:
+        return {}, []
+    # The sample standard deviation (n − 1), recomputed: the built-in file stores the population one.
+    stat = {"mean": statistics.fmean(numbers), "std": statistics.stdev(numbers), "n": len(numbers), "values": numbers}
+    return {"throughput_img_s": stat}, [{"throughput_img_s": v} for v in numbers]
+
+
+def _marks(raw: dict, kind: str, on_cpu: bool, m: dict, has_ops: bool) -> dict:
+    marks = {"imported_builtin": (
+        "imported from LibreYOLO's built-in profiler (schema libreyolo.profile.analysis/v1): step time, throughput, "
+        "latency, stage and phase times are its measurements; its verdict, host overhead and, on a CPU, its "
+        "kernel/launch counts are not carried over; the verdict was recomputed by our rules")}
+    if has_ops:
+        marks["ops_total_only"] = ("op times are the built-in profiler's inclusive (total) time per op name, which "
+                                   "double-counts nested ops; self time cannot be recovered and is null; ops left "
+                                   "out of its per-phase top-40 lists have phase NULL")
+    if any(len(k.get("raw_name") or "") >= 90 for k in raw.get("kernels") or []) or \
+            any(len(o.get("op") or "") >= 70 for o in raw.get("ops") or []):
+        marks["builtin_names_cut"] = ("the built-in profiler cuts kernel names at 90 characters and op names at 70: "
+                                      "entries sharing a cut name are summed, and a cut kernel name is categorized "
+                                      "as cut")
+    if kind == "infer":
+        n = (raw.get("latency") or {}).get("n")
+        marks["builtin_latency_subset"] = (
+            f"latency percentiles come from the built-in profiler's {n} unsynchronised calls and stage means from "
+            "its separately synchronised calls (not every measured call)")
+    if not on_cpu:
+        marks["builtin_gpu_definitions"] = (
+            "GPU utilization is the built-in profiler's summed kernel time ÷ step time (not the union of kernel "
+            "intervals), and launches per step is its kernel count")
+        if raw.get("memory_pressure"):
+            marks["builtin_memory_pressure"] = (
+                f"the built-in profiler flagged memory pressure ({raw.get('cuda_mallocs_per_step')} cudaMalloc/free "
+                "per step); our thrashing rule needs reserved memory, which it does not record")
+    if on_cpu:
+        marks["cpu_profile"] = ("CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not apply; "
+                                "see `ops` for where the time goes")
+    if "random" in str(raw.get("model") or "").lower():
+        marks["random_weights"] = f"the weights file name ({raw.get('model')}) says randomly initialized weights"
+    steps, wall = m.get("steps") or 0, m.get("window_ms") or 0
+    if steps < THRESHOLDS["tiny_steps"] or wall < THRESHOLDS["tiny_window_ms"]:
+        marks["tiny_window"] = (f"tiny window: {steps} measured steps over {wall:.1f} ms (fewer than "
+                                f"{THRESHOLDS['tiny_steps']} steps or under {THRESHOLDS['tiny_window_ms']:.0f} ms): "
+                                "figures are noisy")
+    return marks
+
+
+def builtin_document(path: Path) -> dict:
+    """Our profile document for a built-in profile.json; tables embedded, verdict recomputed."""
+    data = Path(path).read_bytes()
+    try:
+        raw = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UnanalysableError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(raw, dict) or raw.get("schema") != BUILTIN_SCHEMA:
+        raise UnanalysableError(f"{path}: not a LibreYOLO built-in profile (schema {BUILTIN_SCHEMA})")
+    kind, on_cpu = _kind(raw), _on_cpu(raw)
+    steps = _steps(raw)
+    if steps is None or _number(raw.get("step_ms")) is None:
+        raise UnanalysableError(f"{path}: the built-in profile records no measured steps or step time")
+    metrics, reasons = _metrics(raw, kind, on_cpu, steps)
+    kernels = _kernel_rows(raw, steps)
+    _categorise(kernels)
+    if not on_cpu:
+        metrics.update(_composition(kernels))
+    ops = _op_rows(raw, steps)
+    repeat, trials = _repeat(raw)
+    if repeat:
+        metrics["throughput_img_s"] = repeat["throughput_img_s"]["mean"]
+        metrics["ms_per_img"] = 1000.0 / metrics["throughput_img_s"]
+    verdict = decide(metrics, kind, not on_cpu, None)
+    if on_cpu and verdict["bound"] == "unknown":
+        verdict = {"bound": "unknown",
+                   "reason": ("LibreYOLO's built-in profiler records no leaf-op time on the CPU, so CPU compute "
+                              "cannot be told from framework overhead, and no other rule applies"),
+                   "next_step": "measure again with `libreyolo profile run` or `libreyolo profile infer`",
+                   "evidence": {"step_ms": metrics.get("step_ms")}}
+    public = dict(metrics)
+    # On a GPU our thrashing rule needs allocator retries or reserved memory, which it does not record.
+    public.update(bound=verdict["bound"], bound_reason=verdict["reason"], thrashing=False if on_cpu else None)
+    if not on_cpu:
+        reasons["thrashing"] = ("our thrashing rule needs allocator retries or reserved device memory, which the "
+                                "built-in profiler does not record")
+    config = raw.get("config") or {}
+    mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc)
+    marks = _marks(raw, kind, on_cpu, metrics, bool(ops))
+    columns = {t: [c[0] for c in cols] for t, cols in TABLES.items()}
+    return {
+        "schema": PROFILE_SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "tables_version": TABLES_VERSION,
+        "generation": bytes_key(data),  # the same file always converts to the same document
+        "kind": kind,
+        "kind_inferred": False,
+        "device_type": "cpu" if on_cpu else "gpu",
+        "created": mtime.isoformat(timespec="seconds"),
+        "producer": f"libreyolo-profile {__version__} (converted)",
+        "source": {"type": SOURCE_TYPE, "path": str(Path(path).resolve()), "schema": BUILTIN_SCHEMA,
+                   "trace": raw.get("trace"), "created_from": "the file's modification time",
+                   "aggregation": raw.get("aggregation")},
+        "command": None,
+        "settings": {**config, ("steps" if kind == "train" else "runs"): steps},
+        "environment": {"device": config.get("device"), "device_name": "CPU" if on_cpu else None},
+        "model": _model(raw),
+        "window": {"steps": steps, "wall_ms": metrics.get("window_ms"),
+                   "source": "the built-in profiler's measured window",
+                   "images_per_step_source": "settings" if metrics.get("images_per_step") else None},
+        "rank": None,
+        "world_size": None,
+        "devices": [],
+        "metrics": public,
+        "null_reasons": {k: v for k, v in reasons.items() if public.get(k) is None},
+        "verdict": verdict,
+        "thresholds": THRESHOLDS,
+        "marks": marks,
+        "trials": trials or [{k: v for k, v in metrics.items() if k in METRICS}],
+        "repeat": repeat,
+        "extra": None,
+        "tables": {
+            "kernels": {"columns": columns["kernels"], "rows": kernels},
+            "ops": {"columns": columns["ops"], "rows": ops},
+            "phases": {"columns": columns["phases"], "rows": _phase_rows(raw, kind, on_cpu, steps)},
+            "steps": {"columns": columns["steps"], "rows": []},
+        },
+    }
+
+
+def load_builtin(path: Path):
+    """The built-in profile as a Loaded whose home is a cache directory holding our profile.json and sidecars."""
+    from libreyolo_profile.store.cache import trace_key
+    from libreyolo_profile.store.loader import Loaded, _read_document, _validate
+    from libreyolo_profile.store.writer import write_directory
+
+    path = Path(path)
+    home = cache_root() / "builtin" / trace_key(path)
+    if (home / PROFILE_FILE).is_file():
+        try:
+            return Loaded(_validate(_read_document(home / PROFILE_FILE), home), home, path)
+        except UnanalysableError:
+            pass  # a damaged cache entry is rebuilt below
+    doc = builtin_document(path)
+    write_directory(doc, home)
+    return Loaded(doc, home, path)
