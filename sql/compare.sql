@@ -11,11 +11,13 @@
 --   $sample_value DOUBLE[]      the trial value (NULL where the metric is null on that side)
 -- Reads: no profile table: the samples come from the two profile documents' trials.
 WITH catalogue AS (
-    SELECT unnest($metrics) AS metric, unnest($higher_is_better) AS higher_is_better,
+    SELECT unnest(CAST($metrics AS VARCHAR[])) AS metric,
+           unnest(CAST($higher_is_better AS BOOLEAN[])) AS higher_is_better,
            generate_subscripts($metrics, 1) AS position
 ),
 samples AS (
-    SELECT unnest($sample_side) AS side, unnest($sample_metric) AS metric, unnest($sample_value) AS value
+    SELECT unnest(CAST($sample_side AS VARCHAR[])) AS side, unnest(CAST($sample_metric AS VARCHAR[])) AS metric,
+           unnest(CAST($sample_value AS DOUBLE[])) AS value
 ),
 sides AS (
     SELECT metric,

@@ -116,7 +116,7 @@ def _significance_cell(row: dict) -> str:
         return "—"
     if not row["significant"]:
         return "no"
-    return {"after": "[green]yes, better[/]", "before": "[red]yes, worse[/]"}.get(row["better"], "yes")
+    return {"after": "[green]yes (better)[/]", "before": "[red]yes (worse)[/]"}.get(row["better"], "yes")
 
 
 def _with_std(mean, std) -> str:
@@ -134,17 +134,20 @@ def render(c: dict) -> None:
     console.print(f"  after:  {a['path']} ({a['device_type']}, {a['trials']} trial{'s' if a['trials'] != 1 else ''})",
                   highlight=False, markup=False)
     tested = c["significance"]["tested"]
-    headers = [("metric", "left"), ("unit", "left"), ("before", "right"), ("after", "right"), ("Δ", "right"),
-               ("Δ %", "right")] + ([("2·SE", "right"), ("significant", "left")] if tested else [])
+    # Units are in the metric names (_ms, _pct, _img_s) and in --json; the table stays narrow.
+    headers = [("metric", "left"), ("before", "right"), ("after", "right"), ("Δ", "right"), ("Δ %", "right")] + ([("2·SE", "right"), ("significant", "left")] if tested else [])
     result = Table(title_justify="left", header_style="bold", show_edge=False, pad_edge=False)
     for header, justify in headers:
-        result.add_column(header, justify=justify, no_wrap=header in ("metric", "unit"))
+        result.add_column(header, justify=justify, no_wrap=header == "metric")
     for r in c["metrics"]:
-        cells = [r["metric"], r["unit"], _with_std(r["before"], r["before_std"]), _with_std(r["after"], r["after_std"]),
+        cells = [r["metric"], _with_std(r["before"], r["before_std"]), _with_std(r["after"], r["after_std"]),
                  fmt(r["delta"]), fmt(r["delta_pct"], 1)]
         if tested:
             cells += [fmt(r["threshold"]), _significance_cell(r)]
         result.add_row(*cells)
+    if not console.is_terminal:
+        # Piped into a file or a log: print rows whole rather than folded to 80 columns.
+        console.width = max(console.width, console.measure(result, options=console.options.update_width(400)).maximum)
     console.print(result)
     v = c["verdict"]
     console.print(f"verdict: {v['before']} → {v['after']}" + (" (changed)" if v["changed"] else " (unchanged)"),

@@ -78,8 +78,6 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
 def build(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
     if remove_category is None and remove_launches is None:
         raise UsageError("what-if needs --remove-category C or --remove-launches N (or both)")
-    if remove_launches is not None and remove_launches < 1:
-        raise UsageError(f"--remove-launches must be at least 1, not {remove_launches}")
     loaded, con = open_tables(trace)
     doc = loaded.doc
     _validate(doc, con, remove_category, remove_launches)
@@ -95,11 +93,13 @@ def build(trace: Path, remove_category: str | None, remove_launches: int | None)
     rows = records(*run_sql(con, "what_if.sql", params))
     head = rows[0]
     model = head["model"]
-    chosen_by = (f"the verdict {bound}" if bound in DIRECT else
-                 f"the verdict {bound} is not a launch or GPU-work verdict, so " +
-                 ("the CPU profile picks the per-op model" if model == "cpu-ops" else
-                  f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% "
-                  f"{'<' if model == 'launches' else '≥'} {THRESHOLDS['gpu_util_pct']:.0f}% picks it"))
+    if bound in DIRECT:
+        chosen_by = f"the verdict, {bound}"
+    else:
+        why = f"the verdict, {bound}, is neither a launch nor a GPU-work verdict"
+        chosen_by = (f"the CPU profile ({why})" if model == "cpu-ops" else
+                     f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% {'<' if model == 'launches' else '≥'} "
+                     f"{THRESHOLDS['gpu_util_pct']:.0f}% ({why})")
     notes = []
     for row in rows:
         if row["part_saved_ms"] is None:
@@ -135,7 +135,7 @@ def render(w: dict) -> None:
     p, model, inputs = w["profile"], w["model"], w["inputs"]
     say(f"what-if · {p['kind']} profile · {p['device_type']} · {p['path']}")
     say(f"verdict: {w['verdict']['bound']} — {w['verdict']['reason']}")
-    say(f"model: {model['name']}: saved = {model['formula']}; chosen by {model['chosen_by']}")
+    say(f"model: {model['name']}, picked by {model['chosen_by']}: saved = {model['formula']}")
     say("inputs: " + ", ".join(f"{k} = {fmt(v)}" for k, v in inputs.items() if v is not None))
     parts = Table(title="changes (per step)", title_justify="left", header_style="bold", show_edge=False,
                   pad_edge=False)

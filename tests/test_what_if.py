@@ -1,0 +1,176 @@
+"""`libreyolo profile what-if` through the real CLI on the real V100 and A100 traces: the printed
+saving is checked against SPEC §6's formula, computed here from inputs read independently
+(the metrics from `get --json`, the category's launches and GPU time straight from the kernels
+parquet with pyarrow), plus the model for a GPU-bound verdict and every exit-2 case."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import require_traces, run_cli
+
+UTIL_THRESHOLD = 80.0  # SPEC §5/§6: below it launches, at or above it GPU work
+
+
+@pytest.fixture(scope="module")
+def traces():
+    return require_traces()
+
+
+@pytest.fixture(scope="module")
+def inputs(traces, tmp_path_factory):
+    """Per trace: its metrics (`get --json`), its kernels table (the parquet the ingest wrote, read
+    with pyarrow) and its ingested document; the reader cache is shared with test_compare.py."""
+    from libreyolo_profile.store.cache import trace_key
+
+    cache = tmp_path_factory.getbasetemp() / "compare-what-if-cache"
+    cache.mkdir(exist_ok=True)
+    env = {"XDG_CACHE_HOME": str(cache)}
+    found = {}
+
+    def read(name: str) -> dict:
+        if name not in found:
+            path = traces / f"{name}.json.gz"
+            listing = run_cli("get", str(path), "--json", env=env)
+            assert listing.returncode == 0, listing.stderr
+            home = cache / "libreyolo-profile" / "traces" / trace_key(path)
+            found[name] = {"env": env, "path": path,
+                           "metrics": {k: v["value"] for k, v in json.loads(listing.stdout).items()},
+                           "kernels": pq.read_table(home / "kernels.parquet").to_pylist(),
+                           "doc": json.loads((home / "profile.json").read_text())}
+        return found[name]
+    return read
+
+
+def expected(metrics: dict, kernels: list[dict], category: str | None, launches: int | None) -> dict:
+    """SPEC §6, for the verdicts these traces carry (host-launch, dataloader, communication)."""
+    bound, util = metrics["bound"], metrics["gpu_util_pct"]
+    plh, gap, step = metrics["per_launch_host_us"], metrics["kernel_gap_us"], metrics["step_ms"]
+    launch_model = bound == "host-launch" or (bound not in ("gpu-compute", "gpu-memory") and util < UTIL_THRESHOLD)
+    parts = []
+    if category is not None:
+        rows = [k for k in kernels if k["category"] == category]
+        calls, gpu_ms = sum(k["calls_per_step"] for k in rows), sum(k["ms_per_step"] for k in rows)
+        parts.append(calls * plh / 1000 if launch_model else gpu_ms)
+    if launches is not None:
+        parts.append(launches * (plh if launch_model else gap) / 1000)
+    cap = step
+    if bound == "dataloader":
+        cap = step * (1 - metrics["dataload_pct"] / 100)
+    elif bound == "communication":
+        cap = step - sum(k["ms_per_step"] for k in kernels if k["category"] == "communication")
+    saved = min(sum(parts), cap)
+    return {"parts": parts, "saved": saved, "cap": cap, "capped": sum(parts) > cap,
+            "model": "launches" if launch_model else "gpu-work",
+            "projected_step": step - saved,
+            "projected_throughput": metrics["throughput_img_s"] * step / (step - saved)}
+
+
+def what_if(data: dict, *args: str) -> dict:
+    result = run_cli("what-if", str(data["path"]), *args, "--json", env=data["env"])
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+CASES = [  # trace, its verdict (a precondition), the options
+    ("v100_resnet50_workers0", "dataloader", ("elementwise", None)),
+    ("v100_resnet50_workers0", "dataloader", (None, 100)),
+    ("v100_resnet50_workers4", "host-launch", ("elementwise", 100)),
+    ("a100_cutlass_adam_rank0", "communication", ("elementwise", None)),
+    ("a100_cutlass_adam_rank0", "communication", (None, 100)),
+]
+
+
+@pytest.mark.parametrize("name, bound, options", CASES)
+def test_saving_follows_the_formula_of_the_profiles_verdict(inputs, name, bound, options):
+    data = inputs(name)
+    category, launches = options
+    assert data["metrics"]["bound"] == bound
+    args = (["--remove-category", category] if category else []) + \
+           (["--remove-launches", str(launches)] if launches else [])
+    got = what_if(data, *args)
+    want = expected(data["metrics"], data["kernels"], category, launches)
+    assert got["model"]["name"] == want["model"]
+    assert [p["saved_ms"] for p in got["parts"]] == pytest.approx(want["parts"])
+    assert got["saved_ms"] == pytest.approx(want["saved"])
+    assert got["capped"] is want["capped"]
+    assert got["inputs"]["cap_ms"] == pytest.approx(want["cap"])
+    assert got["baseline"]["step_ms"] == pytest.approx(data["metrics"]["step_ms"])
+    assert got["projected"]["step_ms"] == pytest.approx(want["projected_step"])
+    assert got["projected"]["throughput_img_s"] == pytest.approx(want["projected_throughput"])
+    assert got["saved_pct"] == pytest.approx(100 * want["saved"] / data["metrics"]["step_ms"])
+    assert got["inputs"]["per_launch_host_us"] == pytest.approx(data["metrics"]["per_launch_host_us"])
+    assert got["inputs"]["kernel_gap_us"] == pytest.approx(data["metrics"]["kernel_gap_us"])
+    if category:
+        part = got["parts"][0]
+        assert part["launches_removed"] == pytest.approx(
+            sum(k["calls_per_step"] for k in data["kernels"] if k["category"] == category))
+    caveat = got["caveat"]
+    assert "approximation" in caveat and "second measurement" in caveat
+    if bound != "host-launch":
+        assert f"{bound}-bound" in caveat  # an indirect verdict: the caveat names the bottleneck
+
+
+def test_dataloader_bound_text_output_prints_the_capped_projection(inputs):
+    data = inputs("v100_resnet50_workers0")
+    want = expected(data["metrics"], data["kernels"], "elementwise", 100)
+    assert want["capped"]  # 991 launches × 115 µs exceed the non-dataload part of the step
+    result = run_cli("what-if", str(data["path"]), "--remove-category", "elementwise", "--remove-launches", "100",
+                     env=data["env"])
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert f"saving: {want['saved']:.3f} ms per step" in text
+    assert f"capped from {sum(want['parts']):.3f} ms" in text
+    projected = next(line for line in result.stdout.splitlines() if line.startswith("projected"))
+    assert float(projected.split()[2]) == pytest.approx(want["projected_step"], abs=0.0011)  # printed to 3 places
+    assert "remove category elementwise" in text and "remove 100 launches" in text
+    assert "caveat:" in text and "dataloader-bound" in text
+
+
+def test_a_gpu_bound_verdict_models_gpu_work_removed(inputs, tmp_path):
+    """The same real tables under a gpu-memory verdict: category → its GPU ms, N → N × kernel_gap_us."""
+    from libreyolo_profile.store.writer import write_directory
+
+    data = inputs("v100_resnet50_workers4")
+    doc = copy.deepcopy(data["doc"])
+    doc["verdict"] = {**doc["verdict"], "bound": "gpu-memory"}
+    doc["metrics"]["bound"] = "gpu-memory"
+    doc["generation"] = uuid.uuid4().hex
+    write_directory(doc, tmp_path / "gpu")
+    result = run_cli("what-if", str(tmp_path / "gpu"), "--remove-category", "elementwise", "--remove-launches", "100",
+                     "--json", env=data["env"])
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    m = data["metrics"]
+    elementwise_ms = sum(k["ms_per_step"] for k in data["kernels"] if k["category"] == "elementwise")
+    assert got["model"]["name"] == "gpu-work"
+    assert [p["saved_ms"] for p in got["parts"]] == pytest.approx([elementwise_ms, 100 * m["kernel_gap_us"] / 1000])
+    assert got["parts"][1]["gpu_ms_removed"] == pytest.approx(100 * m["kernel_gap_us"] / 1000)
+    assert got["saved_ms"] == pytest.approx(elementwise_ms + 100 * m["kernel_gap_us"] / 1000)
+    assert got["capped"] is False
+
+
+def test_usage_errors_exit_2_with_what_would_be_valid(inputs, traces):
+    data = inputs("v100_resnet50_workers4")
+    launches = int(data["metrics"]["launches_per_step"])
+
+    def fails(*args: str, path=None) -> str:
+        result = run_cli("what-if", str(path or data["path"]), *args, env=data["env"])
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert result.stdout == "" and "Traceback" not in result.stderr
+        return result.stderr
+
+    assert "--remove-category" in fails()
+    message = fails("--remove-category", "no-such-category")
+    for category in {k["category"] for k in data["kernels"]}:
+        assert category in message
+    assert f"between 1 and {launches}" in fails("--remove-launches", str(launches + 1))
+    assert f"between 1 and {launches}" in fails("--remove-launches", "0")
+    cpu = traces / "cpu_only_rank34.json.gz"
+    assert "CPU profile has no kernel categories" in fails("--remove-category", "gemm", path=cpu)
+    assert "no launches" in fails("--remove-launches", "1", path=cpu)
