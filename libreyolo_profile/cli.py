@@ -270,7 +270,12 @@ def run_cli(args: list[str], prog: str) -> int:
     """Parse and run one command; every failure becomes one line on stderr and its exit code."""
     try:
         _reject_key_value(args)
-        app(args=args, prog_name=prog, standalone_mode=False)
+        code = app(args=args, prog_name=prog, standalone_mode=False)
+        # non-standalone typer returns an Exit's code instead of raising, and turns Ctrl-C into Exit(130)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            if code == 130:
+                sys.stderr.write(f"{prog}: interrupted\n")
+            return code
         return 0
     except ProfileError as exc:
         sys.stderr.write(f"{prog}: error: {exc.message}\n")

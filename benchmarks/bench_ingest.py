@@ -1,0 +1,206 @@
+"""Ingest of big PyTorch profiler traces: our streaming parser and the first/second `summary` call,
+beside HolisticTraceAnalysis (HTA) loading the same trace under a memory cap.
+
+    python benchmarks/bench_ingest.py [--sizes 100,1000] [--runs 3] [--hta-python /tmp/hta-venv/bin/python]
+
+Big traces are built from a real one (../shared/traces/a100_cutlass_adam_rank0.json.gz) by
+replicating its steps with shifted timestamps and fresh ids, keeping Kineto's text layout; they are
+written under /tmp (never into the repository). Every measurement runs in a fresh process; peak RSS
+is summed over the process and its children (sampled from /proc every 10 ms).
+
+HTA is not a dependency of this project: install it into a throwaway venv, e.g.
+    python -m venv /tmp/hta-venv && /tmp/hta-venv/bin/pip install HolisticTraceAnalysis
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO.parent / "shared" / "traces" / "a100_cutlass_adam_rank0.json.gz"
+OUT = Path(tempfile.gettempdir()) / "libreyolo-profile-bench"
+BOUNDARY = b"},\n  {"
+# the numbers a replica must renumber: timestamps, ids that pair events, step numbers
+_FIELDS = re.compile(rb'("ts": )(\d+)|("(?:correlation|External id|id|Ev Idx)": ?)(\d+)|(ProfilerStep#)(\d+)')
+
+
+def build_trace(size_mb: int, out: Path, source: Path = SOURCE) -> Path:
+    """A Kineto-layout trace of about `size_mb` MB: the source's events replicated step after step."""
+    if out.is_file() and out.stat().st_size >= size_mb * 1e6 * 0.9:
+        return out
+    data = gzip.open(source).read()
+    start = data.index(b"[", data.index(b'"traceEvents"')) + 1
+    end = data.rindex(b"]")
+    head, body, tail = data[:start], data[start:end], data[end:]
+    pieces = body.strip()[1:-1].split(BOUNDARY)  # event texts without their outer braces
+    replicated, fixed = [], []
+    for piece in pieces:
+        (fixed if b'"ph": "M"' in piece else replicated).append(piece)
+    events = json.loads(b"[{" + b"},{".join(replicated) + b"}]")
+    t0 = min(e["ts"] for e in events)
+    span = max(e["ts"] + e.get("dur", 0) for e in events) - t0 + 1000
+    ids = 1 + max(int(m.group(4)) for p in replicated for m in _FIELDS.finditer(p) if m.group(4))
+    steps = 1 + max(int(m.group(6)) for p in replicated for m in _FIELDS.finditer(p) if m.group(6))
+    # the body as literal text with the numbers to shift pulled out: (literal, kind, number)*
+    template = b"{" + b"},\n  {".join(replicated) + b"}"
+    parts, kinds, numbers, last = [], [], [], 0
+    for m in _FIELDS.finditer(template):
+        kind = 0 if m.group(2) else 1 if m.group(4) else 2
+        prefix_end = m.end(1) if kind == 0 else m.end(3) if kind == 1 else m.end(5)
+        parts.append(template[last:prefix_end])
+        kinds.append(kind)
+        numbers.append(int(m.group(kind * 2 + 2)))
+        last = m.end()
+    parts.append(template[last:])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    with open(tmp, "wb") as handle:
+        handle.write(head + b"\n  {" + b"},\n  {".join(fixed) + b"}")
+        replica = 0
+        while handle.tell() < size_mb * 1e6:
+            offsets = (replica * span, replica * ids, replica * steps)
+            chunks = [None] * (2 * len(numbers) + 1)
+            chunks[0::2] = parts
+            chunks[1::2] = [str(n + offsets[k]).encode() for n, k in zip(numbers, kinds)]
+            handle.write(b",\n  ")
+            handle.write(b"".join(chunks))
+            replica += 1
+        handle.write(b"\n" + tail)
+    tmp.replace(out)
+    return out
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident memory of `pid` and all its descendants, in KiB."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as handle:
+                    todo.extend(int(c) for c in handle.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+def measure(cmd: list[str], env: dict | None = None, timeout: float = 1200) -> dict:
+    """Run `cmd` in a fresh process: wall seconds, peak RSS of its process tree (MiB), rc, output."""
+    full_env = dict(os.environ, **(env or {}))
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=full_env)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            if time.perf_counter() - start > timeout:
+                proc.kill()
+            time.sleep(0.01)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        return {"wall_s": wall, "peak_mb": peak / 1024, "rc": proc.returncode,
+                "stdout": out.read().decode(errors="replace"), "stderr": err.read().decode(errors="replace")}
+
+
+PARSE_SNIPPET = """
+import sys, time
+from pathlib import Path
+from libreyolo_profile.store.trace_parse import parse_trace
+t = time.perf_counter()
+parsed = parse_trace(Path(sys.argv[1]))
+print(parsed.events.num_rows, parsed.stats.events_seen, time.perf_counter() - t)
+"""
+
+HTA_SNIPPET = """
+import sys, time, os, shutil, tempfile
+d = tempfile.mkdtemp()
+os.symlink(os.path.abspath(sys.argv[1]), os.path.join(d, "rank0.json"))
+from hta.trace_analysis import TraceAnalysis
+t = time.perf_counter()
+analysis = TraceAnalysis(trace_dir=d)
+df = analysis.t.get_trace(0)
+print(len(df), time.perf_counter() - t)
+"""
+
+
+def _fmt(runs: list[float], unit: str) -> str:
+    if len(runs) == 1:
+        return f"{runs[0]:.2f} {unit}"
+    return f"median {statistics.median(runs):.2f} {unit} (runs: {', '.join(f'{r:.2f}' for r in runs)})"
+
+
+def bench_size(size_mb: int, runs: int, hta_python: str | None, hta_cap_gb: float) -> None:
+    trace = build_trace(size_mb, OUT / f"trace_{size_mb}mb.json")
+    size = trace.stat().st_size
+    print(f"\n== {size / 1e6:.0f} MB trace ({trace})", flush=True)
+    walls, peaks, events = [], [], None
+    for _ in range(runs):
+        r = measure([sys.executable, "-c", PARSE_SNIPPET, str(trace)])
+        if r["rc"] != 0:
+            print("parse failed:", r["stderr"][-2000:])
+            return
+        kept, seen, _inner = r["stdout"].split()
+        events = int(seen)
+        walls.append(r["wall_s"])
+        peaks.append(r["peak_mb"])
+    print(f"parse_trace (fresh process, {events:,} events, {int(kept):,} kept rows):")
+    print(f"  wall     {_fmt(walls, 's')}")
+    print(f"  events/s {_fmt([events / w / 1e6 for w in walls], 'M')}")
+    print(f"  peak RSS {_fmt(peaks, 'MiB')} = {max(peaks) * 2**20 / size:.2f}x the trace size")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"XDG_CACHE_HOME": cache}
+        cli = [sys.executable, "-m", "libreyolo_profile", "summary", str(trace), "--json"]
+        first = measure(cli, env)
+        second = measure(cli, env)
+        for label, r in (("first (ingest + analysis + cache write)", first), ("second (cached)", second)):
+            status = "ok" if r["rc"] == 0 else f"rc={r['rc']}: {r['stderr'].strip().splitlines()[-1:]}"
+            print(f"summary --json, {label}: {r['wall_s']:.2f} s, peak RSS {r['peak_mb']:.0f} MiB, {status}")
+    our_rate = events / statistics.median(walls)
+    if hta_python:
+        cap = int(hta_cap_gb * 2**30)
+        r = measure(["prlimit", f"--as={cap}", hta_python, "-c", HTA_SNIPPET, str(trace)], timeout=900)
+        if r["rc"] == 0:
+            rows, _inner = r["stdout"].split()
+            rate = events / r["wall_s"]
+            print(f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): {r['wall_s']:.1f} s, "
+                  f"{rate / 1e6:.3f} M events/s, peak RSS {r['peak_mb']:.0f} MiB; ours is {our_rate / rate:.0f}x faster")
+        else:
+            tail = (r["stderr"].strip().splitlines() or ["(no message)"])[-1]
+            print(f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): FAILED rc={r['rc']} after "
+                  f"{r['wall_s']:.1f} s, peak RSS {r['peak_mb']:.0f} MiB: {tail[:300]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100,1000", help="trace sizes in MB, comma-separated")
+    parser.add_argument("--runs", type=int, default=3, help="fresh-process parse runs per size")
+    parser.add_argument("--hta-python", default="/tmp/hta-venv/bin/python", help="python of a venv with HTA")
+    parser.add_argument("--hta-cap-gb", type=float, default=16, help="address-space cap for HTA (prlimit --as)")
+    args = parser.parse_args()
+    if not SOURCE.is_file():
+        sys.exit(f"source trace not found: {SOURCE}")
+    hta = args.hta_python if args.hta_python and Path(args.hta_python).exists() else None
+    if hta is None:
+        print(f"(HTA not run: no python at {args.hta_python})")
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    for size in (int(s) for s in args.sizes.split(",")):
+        bench_size(size, args.runs, hta, args.hta_cap_gb)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Build the corpus of bad inputs every reader must survive (tests/test_bad_inputs.py).
+
+    python tests/bad_inputs/make_bad_inputs.py OUT_DIR
+
+Files are generated, not committed: each is a small, deliberate mutation of one clean synthetic
+Kineto trace (`clean.json`), so the corpus stays a few kilobytes and documents itself here.
+`EXPECTED` says, per file, what the readers must do: "ok" (exit 0, maybe with a warning on
+stderr naming what was recovered or repaired) or an exit code (SPEC §1: 1 unanalysable, 2 usage).
+Profile-directory cases (newer schema, corrupt or missing sidecars) need a real profile and are
+built by the test from `import`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+T0 = 1_700_000_000_000_000  # absolute µs clock, like Kineto's
+
+
+def clean_events(steps: int = 12) -> list[dict]:
+    """A tiny CUDA training trace: per step a ProfilerStep, forward and backward ops, launches and
+    kernels linked by correlation ids, one host-to-device copy."""
+    events, corr, t = [], 1, T0
+    for step in range(steps):
+        start = t
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
+                       "ts": start, "dur": 900, "args": {"External id": 10_000 + step}})
+        ops = [("aten::conv2d", 100, 200), ("aten::relu", 320, 60), ("aten::linear", 400, 150),
+               ("autograd::engine::evaluate_function: AddmmBackward0", 600, 200)]
+        for name, offset, dur in ops:
+            args = {"External id": corr}
+            if name in ("aten::conv2d", "aten::linear"):
+                args["Input Dims"] = [[4, 3, 32, 32], [8, 3, 3, 3]]
+            events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1,
+                           "ts": start + offset, "dur": dur, "args": args})
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": start + offset + 5, "dur": 8.125, "args": {"correlation": corr, "cbid": 211}})
+            kernel = "volta_sgemm_128x64_nn" if "conv" in name or "linear" in name else "vectorized_elementwise_kernel"
+            events.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7,
+                           "ts": start + offset + 20.5, "dur": dur * 0.8,
+                           "args": {"correlation": corr, "device": 0, "stream": 7, "External id": corr}})
+            corr += 1
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1,
+                       "ts": start + 10, "dur": 12, "args": {"correlation": corr}})
+        events.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7,
+                       "ts": start + 30, "dur": 40, "args": {"correlation": corr, "device": 0, "stream": 7}})
+        corr += 1
+        t += 1000
+    return events
+
+
+def kineto_text(events: list[dict], header: dict | None = None) -> bytes:
+    """Kineto's own layout: two-space indented events separated by `},\\n  {`."""
+    header = header if header is not None else {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-16GB", "totalGlobalMem": 16_945_512_448}],
+    }
+    head = json.dumps(header)[:-1] + ', "traceEvents": [\n'
+    body = ",\n".join("  " + json.dumps(e) for e in events)
+    return (head + body + '\n  ],\n  "traceName": "synthetic"\n}\n').encode()
+
+
+def _cut(data: bytes, fraction: float) -> bytes:
+    return data[:int(len(data) * fraction)]
+
+
+def _replace_first(data: bytes, old: bytes, new: bytes) -> bytes:
+    assert old in data, old
+    return data.replace(old, new, 1)
+
+
+# name -> "ok" (readers succeed; the substring, if any, must appear on stderr) or an exit code
+EXPECTED: dict[str, tuple] = {
+    "clean.json": ("ok", None),
+    "clean.json.gz": ("ok", None),
+    "empty.json": (1, None),
+    "whitespace.json": (1, None),
+    "not_json.json": (1, None),
+    "binary_garbage.json.gz": (1, None),
+    "json_object_not_trace.json": (1, None),
+    "json_list_not_trace.json": (1, None),
+    "trace_events_not_list.json": (1, None),
+    "no_events.json": (1, None),
+    "truncated_mid_file.json": ("ok", "cut off"),
+    "truncated_mid_file.json.gz": ("ok", "cut off"),
+    "truncated_in_header.json": (1, None),
+    "control_chars_in_name.json": ("ok", "repaired"),
+    "invalid_utf8_in_name.json": ("ok", "repaired"),
+    "unescaped_quote_in_name.json": ("ok", "repaired"),
+    "bare_inf_nan_ignored_args.json": ("ok", None),
+    "bare_nan_duration.json": ("ok", "repaired"),
+    "negative_and_overlapping.json": ("ok", None),
+    "out_of_order.json": ("ok", None),
+    "compact_braces_in_names.json": ("ok", None),
+    "string_timestamps_mixed_ids.json": ("ok", None),
+    "only_metadata.json": (1, None),
+}
+
+
+def build(out: Path) -> dict[str, tuple]:
+    out.mkdir(parents=True, exist_ok=True)
+    events = clean_events()
+    clean = kineto_text(events)
+    files: dict[str, bytes] = {
+        "clean.json": clean,
+        "clean.json.gz": gzip.compress(clean),
+        "empty.json": b"",
+        "whitespace.json": b"  \n\t \n",
+        "not_json.json": b"this is not a trace\n",
+        "binary_garbage.json.gz": b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4,
+        "json_object_not_trace.json": b'{"hello": "world", "values": [1, 2, 3]}',
+        "json_list_not_trace.json": b"[1, 2, 3]",
+        "trace_events_not_list.json": b'{"traceEvents": 5}',
+        "no_events.json": b'{"schemaVersion": 1, "traceEvents": []}',
+        "truncated_mid_file.json": _cut(clean, 0.6),
+        "truncated_mid_file.json.gz": gzip.compress(clean)[:int(len(gzip.compress(clean)) * 0.6)],
+        "truncated_in_header.json": clean[:40],
+        # a raw control character and a raw newline inside a name (pytorch#130622)
+        "control_chars_in_name.json": _replace_first(clean, b'"aten::relu"', b'"aten::re\x01l\nu"'),
+        # invalid UTF-8 in a python_function-like name (pytorch#136180)
+        "invalid_utf8_in_name.json": _replace_first(clean, b'"aten::relu"', b'"aten::re\xff\xfelu"'),
+        # an unescaped quote inside a name (pytorch#113001)
+        "unescaped_quote_in_name.json": _replace_first(clean, b'"aten::relu"', b'"aten::relu "inplace" x"'),
+        # bare inf / NaN numbers (kineto#105): in args nobody reads, and as a kept event's duration
+        "bare_nan_duration.json": _replace_first(clean, b'"dur": 60,', b'"dur": NaN,'),
+        "bare_inf_nan_ignored_args.json": _replace_first(_replace_first(clean, b'"cbid": 211', b'"cbid": 211, "bandwidth": inf'),
+                                            b'"cbid": 211}', b'"cbid": 211, "occupancy": NaN}'),
+        "negative_and_overlapping.json": kineto_text(_negative_and_overlapping(events)),
+        "out_of_order.json": kineto_text(list(reversed(events))),
+        # compact JSON with `}, {` inside kernel names (C++ lambdas)
+        "compact_braces_in_names.json": _compact_with_braces(events),
+        "string_timestamps_mixed_ids.json": kineto_text(_stringly(events)),
+        "only_metadata.json": kineto_text([{"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
+                                            "args": {"name": "python"}}]),
+    }
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+    return dict(EXPECTED)
+
+
+def _negative_and_overlapping(events: list[dict]) -> list[dict]:
+    changed = [dict(e) for e in events]
+    ops = [e for e in changed if e["cat"] == "cpu_op"]
+    ops[0]["dur"] = -50  # negative duration
+    ops[1]["ts"] = ops[0]["ts"] + 10  # overlaps its neighbour without nesting
+    ops[1]["dur"] = 500
+    kernels = [e for e in changed if e["cat"] == "kernel"]
+    kernels[1]["ts"] = kernels[0]["ts"]  # two kernels at once on one stream
+    return changed
+
+
+def _compact_with_braces(events: list[dict]) -> bytes:
+    changed = [dict(e) for e in events]
+    for e in changed:
+        if e["cat"] == "kernel" and "elementwise" in e["name"]:
+            e["name"] = "void at::native::vectorized_elementwise_kernel<4, {lambda()#1}, {lambda(float)#2}>"
+    return json.dumps({"schemaVersion": 1, "traceEvents": changed}, separators=(",", ":")).replace(
+        "},{", "}, {").encode()
+
+
+def _stringly(events: list[dict]) -> list[dict]:
+    """ts as strings with sub-µs fractions, pid/tid as strings, ROCm-style stream ids."""
+    changed = []
+    for e in events:
+        e = dict(e)
+        e["ts"] = f"{e['ts']:.3f}"
+        if e["cat"] in ("kernel", "gpu_memcpy"):
+            e["args"] = dict(e["args"], stream="0x7")
+            e["tid"] = "stream 7"
+        else:
+            e["pid"] = str(e["pid"])
+        changed.append(e)
+    return changed
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("bad_inputs_out")
+    for name, expected in build(target).items():
+        print(f"{name}: {expected[0]}")

@@ -1,0 +1,94 @@
+"""A foreign trace is ingested once: the next reader call answers from the cache without parsing,
+a changed file is ingested again, a damaged cache entry is rebuilt, and nothing is ever written
+beside the input (it may sit in a read-only directory)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.bad_inputs.make_bad_inputs import clean_events, kineto_text
+
+# the real CLI entry, with parse_trace wrapped by a counter that is reported on stderr
+COUNTING = r"""
+import sys
+import libreyolo_profile.store.analyse as analyse
+calls = []
+original = analyse.parse_trace
+def counted(*args, **kwargs):
+    calls.append(args[0])
+    return original(*args, **kwargs)
+analyse.parse_trace = counted
+from libreyolo_profile.launcher import _run
+code = _run(sys.argv[1:], "libreyolo-profile")
+sys.stderr.write(f"PARSES={len(calls)}\n")
+sys.exit(code)
+"""
+
+
+def run_counted(*args: str, cache: Path) -> tuple[int, str, int]:
+    proc = subprocess.run([sys.executable, "-c", COUNTING, *args], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, XDG_CACHE_HOME=str(cache)))
+    parses = int(re.search(r"PARSES=(\d+)", proc.stderr).group(1))
+    return proc.returncode, proc.stdout, parses
+
+
+def snapshot(directory: Path) -> dict:
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in directory.iterdir()}
+
+
+@pytest.fixture
+def read_only_trace(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    trace = folder / "trace.json"
+    trace.write_bytes(kineto_text(clean_events()))
+    trace.chmod(0o444)
+    folder.chmod(0o555)
+    yield trace
+    folder.chmod(0o755)
+    trace.chmod(0o644)
+
+
+def test_second_call_does_not_parse(read_only_trace, tmp_path):
+    cache = tmp_path / "cache"
+    before = snapshot(read_only_trace.parent)
+    rc, first, parses = run_counted("summary", str(read_only_trace), "--json", cache=cache)
+    assert rc == 0 and parses == 1
+    rc, second, parses = run_counted("summary", str(read_only_trace), "--json", cache=cache)
+    assert rc == 0 and parses == 0, "the cached ingest was parsed again"
+    assert json.loads(second) == json.loads(first)
+    for reader in (["kernels", str(read_only_trace), "--json"], ["get", str(read_only_trace), "step_ms"]):
+        rc, _, parses = run_counted(*reader, cache=cache)
+        assert rc == 0 and parses == 0, reader
+    assert snapshot(read_only_trace.parent) == before, "something was written beside the input"
+    assert any((cache / "libreyolo-profile" / "traces").iterdir())
+
+
+def test_modified_file_is_ingested_again(read_only_trace, tmp_path):
+    cache = tmp_path / "cache"
+    rc, first, parses = run_counted("get", str(read_only_trace), "steps", "--json", cache=cache)
+    assert rc == 0 and parses == 1 and json.loads(first)["value"] == 12
+    read_only_trace.parent.chmod(0o755)
+    read_only_trace.chmod(0o644)
+    read_only_trace.write_bytes(kineto_text(clean_events(steps=7)))
+    rc, second, parses = run_counted("get", str(read_only_trace), "steps", "--json", cache=cache)
+    assert rc == 0 and parses == 1
+    assert json.loads(second)["value"] == 7
+
+
+def test_damaged_cache_entry_is_rebuilt(read_only_trace, tmp_path):
+    cache = tmp_path / "cache"
+    rc, first, _ = run_counted("summary", str(read_only_trace), "--json", cache=cache)
+    assert rc == 0
+    for cached in (cache / "libreyolo-profile" / "traces").rglob("profile.json"):
+        cached.write_text('{"schema": "libreyolo-profile", "trunc')
+    rc, again, parses = run_counted("summary", str(read_only_trace), "--json", cache=cache)
+    assert rc == 0 and parses == 1
+    assert json.loads(again) == json.loads(first)

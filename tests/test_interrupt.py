@@ -1,0 +1,144 @@
+"""A measurement killed at any moment (SIGINT, SIGTERM) leaves the previous profile byte-identical
+and no partial files; two measurements into one --project at once leave one whole profile."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.bad_inputs.make_bad_inputs import T0, kineto_text
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+if importlib.util.find_spec("libreyolo_profile.measure.infer") is None:
+    pytest.skip("the measure module is missing", allow_module_level=True)
+
+# --no-overhead skips the unprofiled timing pass: the kill points stay the same, the test gets faster
+INFER = ["infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "40", "--no-overhead"]
+
+
+def inference_trace() -> bytes:
+    """A small trace without backward work, so `import` files it as an infer profile."""
+    events = []
+    for step in range(12):
+        start = T0 + step * 1000
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
+                       "ts": start, "dur": 900})
+        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1,
+                       "ts": start + 100, "dur": 600})
+    return kineto_text(events, header={"schemaVersion": 1})
+
+
+def digest(directory: Path) -> dict[str, str]:
+    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """cwd, TMPDIR, cache and a --project already holding an infer profile."""
+    cwd, tmp, cache, project = (tmp_path / n for n in ("cwd", "tmp", "cache", "project"))
+    for d in (cwd, tmp, cache):
+        d.mkdir()
+    trace = tmp_path / "previous_trace.json"
+    trace.write_bytes(inference_trace())
+    env = {"XDG_CACHE_HOME": str(cache), "TMPDIR": str(tmp)}
+    done = run_cli("import", str(trace), "--project", str(project), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["kind"] == "infer"
+    return {"cwd": cwd, "tmp": tmp, "project": project, "env": dict(os.environ, **env)}
+
+
+def _default_sigint() -> None:
+    # a test runner started in the background inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt; a user's Ctrl-C arrives with the default disposition
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_infer(ws: dict, project: Path) -> tuple[subprocess.Popen, list[str]]:
+    proc = subprocess.Popen([sys.executable, "-m", "libreyolo_profile", *INFER, "--project", str(project)],
+                            cwd=ws["cwd"], env=ws["env"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
+    lines: list[str] = []
+
+    def drain():
+        for line in proc.stderr:
+            lines.append(line)
+
+    threading.Thread(target=drain, daemon=True).start()
+    return proc, lines
+
+
+def wait_for(lines: list[str], proc: subprocess.Popen, pattern: str | None, seconds: float) -> bool:
+    """True once a stderr line contains `pattern` (None: once `seconds` have passed)."""
+    deadline = time.monotonic() + (seconds if pattern is None else 240)
+    while time.monotonic() < deadline:
+        if pattern is not None and any(pattern in line for line in lines):
+            return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return pattern is None
+
+
+def assert_no_leftovers(ws: dict) -> None:
+    stray = [p.name for p in ws["project"].iterdir() if p.name != "infer"]
+    assert stray == [], f"stray files in --project: {stray}"
+    assert list(ws["cwd"].iterdir()) == [], "files written into the cwd"
+    # torch itself keeps a compile cache there (torchinductor_<user>); anything else is ours
+    left = [p.name for p in ws["tmp"].iterdir() if not p.name.startswith("torchinductor_")]
+    assert left == [], f"temporary files left behind: {left}"
+
+
+# when to kill: early (model building), mid-measurement, at the start of analysis and publish
+KILL_POINTS = [
+    ("SIGINT", signal.SIGINT, None, 2.0),
+    ("SIGTERM", signal.SIGTERM, "warmup", 0.0),
+    ("SIGTERM-late", signal.SIGTERM, "analysing", 0.0),
+]
+
+
+@pytest.mark.parametrize("label,sig,pattern,delay", KILL_POINTS, ids=[k[0] for k in KILL_POINTS])
+def test_killed_measurement_keeps_previous_profile(workspace, label, sig, pattern, delay):
+    before = digest(workspace["project"] / "infer")
+    proc, lines = start_infer(workspace, workspace["project"])
+    reached = wait_for(lines, proc, pattern, delay)
+    if not reached and proc.poll() is not None:
+        pytest.fail(f"infer ended before the kill point ({pattern}): rc={proc.returncode}\n{''.join(lines)}")
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    time.sleep(0.2)
+    after = digest(workspace["project"] / "infer")
+    if proc.returncode == 0:  # the signal came after the publish: the new profile must be whole
+        assert pattern == "analysing", "".join(lines)
+        doc = json.loads((workspace["project"] / "infer" / "profile.json").read_text())
+        assert doc["kind"] == "infer" and "metrics" in doc
+    else:
+        assert after == before, f"{label}: the previous profile changed\n{''.join(lines)}"
+    assert "Traceback" not in "".join(lines)
+    assert_no_leftovers(workspace)
+
+
+def test_two_measurements_into_one_project(workspace):
+    project = workspace["project"]
+    first, first_lines = start_infer(workspace, project)
+    second, second_lines = start_infer(workspace, project)
+    assert first.wait(timeout=600) == 0, "".join(first_lines)
+    assert second.wait(timeout=600) == 0, "".join(second_lines)
+    doc = json.loads((project / "infer" / "profile.json").read_text())
+    assert doc["kind"] == "infer" and doc["settings"]["runs"] == 40
+    summary = run_cli("summary", str(project / "infer"), "--json", env=workspace["env"])
+    assert summary.returncode == 0, summary.stderr
+    assert json.loads(summary.stdout)["window"]["steps"] == 40
+    assert_no_leftovers(workspace)

@@ -1,0 +1,201 @@
+"""The streaming trace parser against an independent reference (stdlib json, number texts kept),
+on every shared real trace, and under every way it can cut, spill, split or decompress."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from libreyolo_profile.store import trace_parse
+from libreyolo_profile.store.trace_parse import EVENT_SCHEMA, parse_trace
+from tests.conftest import require_traces
+
+TRACE_NAMES = ["a100_cutlass_adam_rank0", "v100_resnet50_workers0", "v100_resnet50_workers4",
+               "v100_resnet_ddp_ns_resolution", "h100_vit_image_classifier", "a100_alexnet_no_profilerstep",
+               "mi250_rocm_minitoy", "cpu_only_rank34"]
+BATCH_OPS = {"aten::conv2d", "aten::convolution", "aten::linear", "aten::matmul"}
+
+
+class _Number(str):
+    """A JSON number kept as the text it was written as."""
+
+
+def _text(value):
+    if value is None:
+        return None
+    if isinstance(value, _Number):
+        return str(value) if "." not in value and "e" not in value.lower() else str(float(value))
+    return str(value)
+
+
+def reference_table(path: Path) -> pa.Table:
+    """What the table must hold, computed the slow, obvious way."""
+    data = gzip.open(path).read() if path.read_bytes()[:2] == b"\x1f\x8b" else path.read_bytes()
+    doc = json.loads(data, parse_int=_Number, parse_float=_Number)
+    events = doc if isinstance(doc, list) else doc["traceEvents"]
+    rows = {f.name: [] for f in EVENT_SCHEMA}
+    for e in events:
+        if e.get("ph") not in ("X", "i", "I"):
+            continue
+        args = e.get("args") or {}
+        external = args.get("External id", args.get("external id"))
+        rows["ph"].append(e["ph"])
+        rows["cat"].append(_text(e.get("cat")))
+        rows["name"].append(_text(e.get("name")))
+        rows["pid"].append(_text(e.get("pid")))
+        rows["tid"].append(_text(e.get("tid")))
+        rows["ts_text"].append(None if e.get("ts") is None else str(e["ts"]))  # the text as written
+        rows["dur_text"].append(None if e.get("dur") is None else str(e["dur"]))
+        rows["correlation"].append(_text(args.get("correlation")))
+        rows["external_id"].append(_text(external))
+        rows["device"].append(_text(args.get("device")))
+        rows["stream"].append(_text(args.get("stream")))
+        rows["mem_allocated"].append(None if args.get("Total Allocated") is None else float(args["Total Allocated"]))
+        rows["mem_reserved"].append(None if args.get("Total Reserved") is None else float(args["Total Reserved"]))
+        rows["mem_device_type"].append(None if args.get("Device Type") is None else int(args["Device Type"]))
+        rows["mem_device_id"].append(None if args.get("Device Id") is None else int(args["Device Id"]))
+        dims = args.get("Input Dims") if e.get("name") in BATCH_OPS else None
+        rows["input_dims"].append(None if dims is None else json.loads(json.dumps(dims)))
+    return rows
+
+
+def assert_matches_reference(table: pa.Table, path: Path) -> None:
+    expected = reference_table(path)
+    assert table.schema == EVENT_SCHEMA
+    for name in table.column_names:
+        got = table[name].to_pylist()
+        if name == "input_dims":  # kept as written (whitespace and all): compare as JSON
+            got = [None if g is None else json.loads(g, parse_int=_Number, parse_float=_Number) for g in got]
+        assert got == expected[name], f"column {name} differs from the reference"
+
+
+@pytest.fixture(scope="module")
+def traces():
+    return require_traces()
+
+
+@pytest.mark.parametrize("name", TRACE_NAMES)
+def test_every_real_trace_matches_the_reference(traces, name):
+    path = traces / f"{name}.json.gz"
+    parsed = parse_trace(path)
+    assert_matches_reference(parsed.events, path)
+    assert parsed.stats.events_kept == parsed.events.num_rows
+    assert parsed.stats.repairs == 0 and parsed.stats.dropped_events == 0 and not parsed.stats.truncated
+
+
+def test_sub_microsecond_timestamps_survive(traces):
+    ts = parse_trace(traces / "v100_resnet_ddp_ns_resolution.json.gz").events["ts_text"].to_pylist()
+    assert "1712195495519689.047" in ts
+
+
+def test_devices_rank_and_world_size(traces):
+    parsed = parse_trace(traces / "a100_cutlass_adam_rank0.json.gz")
+    assert parsed.rank == 0 and parsed.world_size == 16
+    assert parsed.devices[0] == {"device": "0", "name": "NVIDIA A100-SXM4-80GB", "total_mb": 84990623744 / 2**20}
+
+
+@pytest.fixture
+def plain_trace(traces, tmp_path):
+    """A real trace, uncompressed (byte ranges and the two-process path need a plain file)."""
+    path = tmp_path / "h100.json"
+    path.write_bytes(gzip.open(traces / "h100_vit_image_classifier.json.gz").read())
+    return path
+
+
+def test_tiny_pieces_and_blocks_cut_everywhere(plain_trace, monkeypatch):
+    """Pieces of 200 bytes and blocks of 1 KB: most cuts need several candidates and rejoins."""
+    expected = parse_trace(plain_trace).events
+    monkeypatch.setattr(trace_parse, "_PIECE", 200)
+    monkeypatch.setattr(trace_parse, "_BLOCK", 1024)
+    assert parse_trace(plain_trace).events.equals(expected)
+
+
+def test_two_processes_give_the_same_table(plain_trace, monkeypatch):
+    expected = parse_trace(plain_trace, workers=1).events
+    monkeypatch.setattr(trace_parse, "_PARALLEL_BYTES", 1 << 20)
+    parsed = parse_trace(plain_trace)
+    assert parsed.stats.workers == 2
+    assert parsed.events.equals(expected)
+
+
+def test_spilled_output_is_the_same_table(plain_trace, monkeypatch):
+    expected = parse_trace(plain_trace).events
+    monkeypatch.setattr(trace_parse, "_SPILL_BYTES", 1 << 16)
+    monkeypatch.setattr(trace_parse, "_BATCH_ROWS", 500)
+    assert parse_trace(plain_trace).events.equals(expected)
+
+
+def test_zlib_and_isal_agree(traces, monkeypatch):
+    path = traces / "v100_resnet_ddp_ns_resolution.json.gz"
+    default = parse_trace(path).events
+    monkeypatch.setenv("LIBREYOLO_PROFILE_NO_ISAL", "1")
+    assert parse_trace(path).events.equals(default)
+
+
+@pytest.mark.parametrize("layout", ["indent4", "compact", "bare_list", "events_first"])
+def test_other_json_layouts(plain_trace, tmp_path, layout):
+    """Re-serialized traces: other indentation, compact `}, {` separators, a bare event list, and
+    the event array before the device properties."""
+    doc = json.loads(plain_trace.read_bytes())
+    if layout == "indent4":
+        text = json.dumps(doc, indent=4)
+    elif layout == "compact":
+        text = json.dumps(doc, separators=(", ", ":"))
+    elif layout == "bare_list":
+        text = json.dumps(doc["traceEvents"])
+    else:
+        text = json.dumps({"traceEvents": doc["traceEvents"], **{k: v for k, v in doc.items() if k != "traceEvents"}})
+    path = tmp_path / f"{layout}.json"
+    path.write_text(text)
+    parsed = parse_trace(path)
+    assert_matches_reference(parsed.events, path)
+    if layout != "bare_list":
+        assert parsed.devices and parsed.devices[0]["name"].startswith("NVIDIA H100")
+
+
+def test_braces_inside_names_with_small_pieces(tmp_path, monkeypatch):
+    lam = "void at::native::kernel<{lambda()#1}, {lambda(float)#2}>"
+    events = [{"ph": "X", "cat": "kernel", "name": lam if i % 2 else f"k{i}", "pid": 0, "tid": 7,
+               "ts": 1000 + i, "dur": 1} for i in range(400)]
+    path = tmp_path / "compact.json"
+    path.write_text(json.dumps({"traceEvents": events}, separators=(",", ":")).replace("},{", "}, {"))
+    monkeypatch.setattr(trace_parse, "_PIECE", 128)
+    parsed = parse_trace(path)
+    assert parsed.events["name"].to_pylist() == [e["name"] for e in events]
+    assert parsed.stats.dropped_events == 0
+
+
+def test_cut_off_trace_recovers_a_prefix(plain_trace, tmp_path, capsys):
+    full = parse_trace(plain_trace).events
+    data = plain_trace.read_bytes()
+    path = tmp_path / "cut.json"
+    path.write_bytes(data[:int(len(data) * 0.7)])
+    parsed = parse_trace(path)
+    assert parsed.stats.truncated
+    n = parsed.events.num_rows
+    assert 0 < n < full.num_rows
+    assert parsed.events.equals(full.slice(0, n))
+    assert "cut off" in capsys.readouterr().err
+
+
+def test_typed_values_other_traces_use(tmp_path):
+    """pid/tid as strings and numbers, string and float timestamps, ROCm stream ids."""
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": "Spans", "tid": "", "ts": "123.456789", "dur": 1.5,
+         "args": {"stream": "0x0", "device": 0, "correlation": 7}},
+        {"ph": "X", "cat": "cpu_op", "name": 17, "pid": 12, "tid": "12", "ts": "TS", "dur": 2},
+        {"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 5, "s": "g"},
+        {"ph": "f", "name": "flow", "id": 1, "pid": 1, "tid": 1, "ts": 5},
+    ]
+    path = tmp_path / "typed.json"  # a float literal Python itself cannot hold exactly
+    path.write_text(json.dumps({"traceEvents": events}).replace('"TS"', "1712195495519689.047"))
+    table = parse_trace(path).events
+    assert table["pid"].to_pylist() == ["Spans", "12", "1"]
+    assert table["tid"].to_pylist() == ["", "12", "1"]
+    assert table["ts_text"].to_pylist() == ["123.456789", "1712195495519689.047", "5"]
+    assert table["name"].to_pylist() == ["k", "17", "mark"]
+    assert table["stream"].to_pylist() == ["0x0", None, None]
