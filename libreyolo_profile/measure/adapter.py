@@ -141,8 +141,9 @@ def build_model(weights: str, size: str, device, tmp: Path):
         try:
             wrapper = libreyolo.LibreYOLO9(str(path), size=size, device=str(device))
         except Exception as exc:
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
             raise ProfileError(f"--weights {weights}: LibreYOLO could not load it as a LibreYOLO9-{size} "
-                               f"checkpoint ({type(exc).__name__}: {exc})", 2) from None
+                               f"checkpoint ({type(exc).__name__}: {first})", 2) from None
         source = f"file:{path}" if not downloaded else f"downloaded:{Path(weights).name} (temporary copy, deleted)"
     else:
         why = (f"weights file {weights} not found (looked at {Path(weights)} and {Path('weights') / weights}) "

@@ -141,6 +141,13 @@ def workspace(project: Path, kind: str) -> Iterator[Path]:
     try:
         yield tmp
         ok = True
+    except _Terminated:
+        # typer would turn a KeyboardInterrupt into a bare exit code; say what happened instead
+        raise ProfileError("terminated (SIGTERM) during measurement: no profile written, "
+                           "existing files left as they were", 143) from None
+    except KeyboardInterrupt:
+        raise ProfileError("interrupted during measurement: no profile written, "
+                           "existing files left as they were", 130) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if old_handler is not None:

@@ -51,12 +51,19 @@ def resolve_dataset(data: str) -> dict:
 
     try:
         cfg = load_data_config(data, autodownload=False)
-    except FileNotFoundError as exc:
-        first = str(exc).splitlines()[0]
-        raise UsageError(f"dataset {data}: {first} Pass a dataset YAML path "
-                         "(e.g. libreyolo profile run path/to/data.yaml)") from None
+    except FileNotFoundError:
+        try:
+            from libreyolo.data.utils import list_builtin_datasets
+
+            builtin = ", ".join(sorted(list_builtin_datasets()))
+        except Exception:
+            builtin = "?"
+        raise UsageError(f"dataset {data}: no such YAML file (from the cwd) and not a LibreYOLO built-in dataset name "
+                         f"({builtin}); pass a local dataset YAML path, e.g. "
+                         "`libreyolo profile run path/to/data.yaml`") from None
     except Exception as exc:
-        raise UsageError(f"dataset {data}: LibreYOLO could not read it ({type(exc).__name__}: {exc})") from None
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise UsageError(f"dataset {data}: LibreYOLO could not read it ({type(exc).__name__}: {first})") from None
     files = cfg.get("train_img_files") or []
     if not files:
         where = cfg.get("train")
@@ -176,37 +183,42 @@ def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tu
             torch.cuda.empty_cache()
         slope = (peaks[-1] - peaks[0]) / max(probes[len(peaks) - 1] - probes[0], 1) if len(peaks) > 1 else peaks[0]
         slope = max(slope, 1e-3)
-        intercept = peaks[0] - slope * probes[0] + param_mb  # + SGD momentum buffers
+        intercept = peaks[0] - slope * probes[0] + 2 * param_mb  # + SGD momentum buffers + the EMA copy
         mem_batch = max(1, int((AUTO_FRACTION * total - intercept) // slope))
         basis = (f"CUDA probe: training steps (forward+loss+backward, "
                  f"{'autocast ' + str(autocast_dtype).replace('torch.', '') if autocast_dtype else 'fp32'}) at batch "
                  f"{', '.join(map(str, probes[:len(peaks)]))} peaked at "
                  f"{', '.join(f'{p:.0f}' for p in peaks)} MiB; linear fit {slope:.1f} MiB/image + {intercept:.0f} MiB "
-                 f"(incl. {param_mb:.0f} MiB momentum) → {mem_batch} fills {AUTO_FRACTION:.0%} of {total:.0f} MiB")
+                 f"(incl. {2 * param_mb:.0f} MiB momentum + EMA) → {mem_batch} fills {AUTO_FRACTION:.0%} of {total:.0f} MiB")
         picked = min(mem_batch, supply_cap) if supply_cap >= 1 else mem_batch
         if picked < mem_batch:
             basis += f"; capped at {picked} so the dataset supplies warmup+steps full batches in one pass"
         return picked, basis
     # CPU: no allocator statistics without the profiler, so measure the process's resident memory
-    # right after forward+loss (the autograd graph then holds every activation) at batch 1 and 2.
+    # right after forward+loss (the autograd graph then holds every activation) at batch 2 and 4,
+    # after one untimed batch-1 step has grown the allocator's pools.
     try:
-        rss = []
-        for b in (1, 2):
+        _probe_step(model, 1, imgsz, device, None)
+        rss = {}
+        for b in (2, 4):
             base = _current_rss_mb()
             imgs, targets = _synthetic_batch(b, imgsz, device)
             model.train()
             loss = model(imgs, targets=targets)["total_loss"]
-            rss.append(_current_rss_mb() - base)
+            rss[b] = _current_rss_mb() - base
             loss.backward()
             model.zero_grad(set_to_none=True)
             del loss, imgs, targets
-        per_image = max(rss[1] - rss[0], rss[1] / 2, 1.0)
+        per_image = (rss[4] - rss[2]) / 2
+        if per_image <= 0:
+            per_image = rss[4] / 4
+        per_image = max(per_image, 1.0)
         available = _available_ram_mb()
         mem_batch = max(1, int(AUTO_FRACTION * available // (per_image * 2.0)))  # ×2: grads + backward buffers
-        basis = (f"CPU rule: resident-memory growth after forward+loss at batch 1, 2 = "
-                 f"{rss[0]:.0f}, {rss[1]:.0f} MiB → ~{per_image:.0f} MiB/image, doubled for backward; "
+        basis = (f"CPU rule: resident-memory growth after forward+loss at batch 2, 4 = "
+                 f"{rss[2]:.0f}, {rss[4]:.0f} MiB → ~{per_image:.0f} MiB/image, doubled for backward; "
                  f"{mem_batch} fits {AUTO_FRACTION:.0%} of {available:.0f} MiB available RAM")
-    except (OSError, ValueError, IndexError) as exc:
+    except (OSError, ValueError, KeyError) as exc:
         mem_batch = CPU_AUTO_CAP
         basis = f"CPU rule: memory could not be measured ({exc}); assuming the default"
     picked = min(mem_batch, CPU_AUTO_CAP)

@@ -1,0 +1,211 @@
+"""`libreyolo profile infer` and `libreyolo profile run` end to end on the CPU, as a user runs them:
+a subprocess in an empty cwd with a private HOME, offline, random-init LibreYOLO9-t.
+
+Checks the files written (and that nothing else is: no weights/, runs/, datasets or lock files in
+the cwd or HOME), the trace contract (ProfilerStep#n ranges with the phase ranges inside), the
+marks, the exit codes of the error paths, and that every reader present accepts the profile.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE_YAML = REPO / "fixtures" / "synth3.yaml"
+READERS = ("summary", "phases", "ops", "kernels")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    """An empty cwd, an empty HOME, and the env a subprocess gets."""
+    cwd = tmp_path / "cwd"
+    home = tmp_path / "home"
+    cwd.mkdir()
+    home.mkdir()
+    env = dict(os.environ)
+    env.update(HOME=str(home), LIBREYOLO_PROFILE_OFFLINE="1", PYTHONPATH=str(REPO), COLUMNS="200")
+    env.pop("LIBREYOLO_DATASETS_DIR", None)
+    return cwd, home, env
+
+
+def cli(sandbox, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    cwd, _, env = sandbox
+    return subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_only(sandbox, *names: str) -> None:
+    cwd, home, _ = sandbox
+    assert sorted(os.listdir(cwd)) == sorted(names), "files written in the cwd outside --project"
+    assert sorted(p for p in os.listdir(home) if p != ".cache") == [], "files written in HOME"
+    for name in names:  # no temp dir left behind, no lock files anywhere under --project
+        leftovers = [p for p in (cwd / name).rglob("*") if p.name.startswith(".libreyolo-profile-")
+                     or p.name.endswith(".lock")]
+        assert leftovers == []
+
+
+def trace_steps(trace: Path) -> tuple[list[str], set[str]]:
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = [e.get("name", "") for e in events if e.get("ph") == "X"]
+    steps = sorted((n for n in names if n.startswith("ProfilerStep#")), key=lambda n: int(n.split("#")[1]))
+    phases = {n for n in names if n.startswith("## ") and n.endswith(" ##")}
+    return steps, phases
+
+
+def readers_accept(sandbox, profile: Path) -> None:
+    for name in READERS:
+        if importlib.util.find_spec(f"libreyolo_profile.readers.{name}") is None:
+            continue
+        r = cli(sandbox, name, str(profile), "--json", timeout=300)
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+        json.loads(r.stdout)
+    if importlib.util.find_spec("libreyolo_profile.readers.get") is not None:
+        r = cli(sandbox, "get", str(profile), "step_ms")
+        assert r.returncode == 0, r.stderr
+        assert float(r.stdout.strip()) > 0
+
+
+def test_infer_sample_image_cpu(sandbox):
+    cwd, _, _ = sandbox
+    r = cli(sandbox, "infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "3",
+            "--project", "out")
+    assert r.returncode == 0, r.stderr
+    out = cwd / "out" / "infer"
+    doc = json.loads((out / "profile.json").read_text())
+    assert doc["kind"] == "infer"
+    assert doc["settings"]["imgsz"] == 128 and doc["settings"]["runs"] == 3
+    assert doc["settings"]["decode_in_latency"] is False
+    assert doc["model"]["family"] == "LibreYOLO9" and doc["model"]["parameter_count"] == 2036544
+    assert doc["model"]["weights_source"].startswith("random-init")
+    assert "random_weights" in doc["marks"]
+    assert doc["environment"]["libreyolo"] and doc["environment"]["torch"]
+    assert "RANDOMLY INITIALIZED" in r.stderr
+    steps, phases = trace_steps(out / "profile_trace.json")
+    assert steps == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
+    assert phases == {"## preprocess ##", "## forward ##", "## postprocess ##"}
+    trial = doc["trials"][0] if doc.get("trials") else {}
+    overhead = (doc.get("metrics") or {}).get("profiler_overhead_pct", trial.get("profiler_overhead_pct"))
+    assert overhead is not None
+    assert_only(sandbox, "out")
+    readers_accept(sandbox, out / "profile.json")
+
+
+def test_infer_directory_batch_repeat_no_trace(sandbox):
+    cwd, _, _ = sandbox
+    src = REPO / "fixtures" / "synth3" / "images" / "val"
+    r = cli(sandbox, "infer", str(src), "--device", "cpu", "--imgsz", "128", "--batch", "3", "--warmup", "1",
+            "--runs", "2", "--repeat", "2", "--no-trace", "--no-overhead", "--json", "--project", "out")
+    assert r.returncode == 0, r.stderr
+    out = cwd / "out" / "infer"
+    assert (out / "profile.json").is_file() and (out / "profile_repeat.json").is_file()
+    assert not (out / "profile_trace.json").exists()
+    doc = json.loads((out / "profile.json").read_text())
+    assert doc["settings"]["batch"] == 3 and doc["settings"]["source_images"] == 8
+    assert doc["settings"]["source_kind"] == "directory"
+    json.loads(r.stdout)  # --json: stdout is exactly one JSON document
+    assert_only(sandbox, "out")
+
+
+def test_run_fixture_cpu(sandbox):
+    cwd, _, _ = sandbox
+    r = cli(sandbox, "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "2", "--imgsz", "128", "--steps", "3",
+            "--warmup", "1", "--workers", "0", "--project", "out")
+    assert r.returncode == 0, r.stderr
+    out = cwd / "out" / "train"
+    doc = json.loads((out / "profile.json").read_text())
+    assert doc["kind"] == "train"
+    s = doc["settings"]
+    assert (s["batch"], s["steps"], s["warmup"], s["workers"], s["imgsz"]) == (2, 3, 1, 0, 128)
+    assert s["data_yaml"] == str(FIXTURE_YAML) and s["train_images"] == 32
+    assert s["amp"] is True and s["amp_active"] is False
+    assert "amp_inactive" in doc["marks"] and "random_weights" in doc["marks"]
+    assert doc["model"]["nb_classes"] == 3 and doc["model"]["aux_weight"] == 0.25
+    steps, phases = trace_steps(out / "profile_trace.json")
+    assert steps == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
+    assert phases == {"## dataload ##", "## to_device ##", "## forward ##", "## backward ##", "## optimizer ##"}
+    assert_only(sandbox, "out")
+    readers_accept(sandbox, out / "profile.json")
+
+
+def test_run_too_small_is_exit_3(sandbox):
+    r = cli(sandbox, "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "16", "--steps", "3", "--warmup", "1",
+            "--workers", "0", "--project", "out")
+    assert r.returncode == 3, r.stderr
+    msg = r.stderr
+    assert "32 training images" in msg and "= 64 images" in msg
+    assert "--steps 1" in msg and "--batch 8" in msg and "at least 64" in msg
+    assert r.stdout == ""
+    cwd, _, _ = sandbox
+    assert not (cwd / "out" / "train").exists()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["infer", "--device", "0"], "--device cpu"),
+    (["infer", "weights=x.pt", "--device", "cpu"], "--weights x.pt"),
+    (["infer", "no/such/image.jpg", "--device", "cpu"], "no such file"),
+    (["infer", "--device", "cpu", "--half"], "--half"),
+    (["infer", "--device", "cpu", "--amp-dtype", "float32"], "float16 or bfloat16"),
+    (["run", "coco128", "--device", "cpu"], "local dataset YAML"),
+    (["run", "no_such_dataset_xyz", "--device", "cpu"], "dataset YAML"),
+])
+def test_usage_errors_exit_2(sandbox, args, needle):
+    r = cli(sandbox, *args, "--project", "out", timeout=120)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert needle in r.stderr
+    assert r.stdout == ""
+    cwd, home, _ = sandbox
+    assert os.listdir(cwd) == [] or os.listdir(cwd) == ["out"] and not any((cwd / "out").iterdir())
+    assert not (home / "datasets").exists(), "LibreYOLO's dataset lookup created ~/datasets"
+
+
+def test_sigterm_leaves_no_partial_files(sandbox):
+    """SIGTERM mid-measurement: exit, temp dir gone, the older profile untouched."""
+    cwd, _, env = sandbox
+    old = cwd / "out" / "infer"
+    old.mkdir(parents=True)
+    (old / "profile.json").write_text('{"older": true}')
+    proc = subprocess.Popen([sys.executable, "-m", "libreyolo_profile", "infer", "--device", "cpu", "--imgsz", "128",
+                             "--warmup", "1", "--runs", "2000", "--project", "out"], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not any(p.name.startswith(".libreyolo-profile-") for p in (cwd / "out").iterdir()):
+            time.sleep(0.2)
+        time.sleep(3)  # inside model build or the measured calls
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert "terminated" in err
+    assert (old / "profile.json").read_text() == '{"older": true}'
+    assert sorted(os.listdir(cwd / "out")) == ["infer"]
+    assert sorted(os.listdir(old)) == ["profile.json"]
+
+
+def test_auto_batch_cpu_rule():
+    """--batch -1 on the CPU: a documented rule, capped by what the dataset can supply; never a crash."""
+    import torch
+
+    import libreyolo
+    from libreyolo_profile.measure.train import auto_batch
+
+    torch.manual_seed(0)
+    w = libreyolo.LibreYOLO9(None, size="t", device="cpu")
+    w._rebuild_for_new_classes(3)
+    w.model.enable_aux(weight=0.25)
+    batch, why = auto_batch(w.model, 64, torch.device("cpu"), None, supply_cap=3)
+    assert 1 <= batch <= 3
+    assert why.startswith("CPU rule") and "capped at 3" in why
