@@ -59,6 +59,7 @@ def run_cmd(
     device: str = typer.Option("0", help="device: 0, cuda:N or cpu"),
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
     overhead: bool = typer.Option(True, "--overhead/--no-overhead", help="time an unprofiled pass to record profiler_overhead_pct"),
+    report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Profile a short training and write <project>/train/profile.json."""
@@ -86,6 +87,7 @@ def infer_cmd(
     trace: bool = typer.Option(True, "--trace/--no-trace", help="keep the Chrome trace as profile_trace.json"),
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
     overhead: bool = typer.Option(True, "--overhead/--no-overhead", help="time the same calls without the profiler to record profiler_overhead_pct"),
+    report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Profile the inference path and write <project>/infer/profile.json."""

@@ -2,7 +2,8 @@
 --
 -- Answers: how the step splits into phases on the host (wall ms, shares that add up to the step)
 -- and how much device work each phase launched.
--- Binds: $phases (VARCHAR[]: the kind's phases in display order), $steps (BIGINT measured steps).
+-- Binds: $phases (VARCHAR[]: the kind's phases in display order), $steps (BIGINT measured steps),
+--        $on_gpu (BOOLEAN: false for a CPU profile, whose device columns are NULL, not 0).
 -- Reads: phases (one profile's phases table).
 WITH present AS (
     SELECT phase, sum(wall_ms) AS wall_ms, sum(gpu_ms) AS gpu_ms, sum(kernels) AS kernels, sum(ops) AS ops,
@@ -18,13 +19,13 @@ SELECT
     -- phase name
     l.phase,
     -- device kernel time launched from the phase, per step, ms
-    coalesce(p.gpu_ms, 0) / $steps AS gpu_ms,
+    CASE WHEN $on_gpu THEN coalesce(p.gpu_ms, 0) / $steps END AS gpu_ms,
     -- host wall time of the phase, per step, ms
     coalesce(p.wall_ms, 0) / $steps AS wall_ms,
     -- share of the step's host wall time, % (the phases add up to 100)
     100.0 * coalesce(p.wall_ms, 0) / nullif((SELECT sum(wall_ms) FROM present), 0) AS wall_pct,
     -- kernels launched from the phase, per step
-    coalesce(p.kernels, 0) / $steps AS kernels,
+    CASE WHEN $on_gpu THEN coalesce(p.kernels, 0) / $steps END AS kernels,
     -- framework ops recorded in the phase, per step
     coalesce(p.ops, 0) / $steps AS ops,
     -- runtime launch calls from the phase, per step

@@ -357,25 +357,23 @@ def status(message: str) -> Iterator[None]:
 
 
 def write_and_print(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command: list[str],
-                    settings: dict, env: dict, model: dict, marks: dict, as_json: bool) -> dict:
+                    settings: dict, env: dict, model: dict, marks: dict, as_json: bool,
+                    report: bool = True) -> dict:
+    from libreyolo_profile.readers import summary
     from libreyolo_profile.store.writer import write_profile
 
     with status(f"analysing {len(trials)} trial trace(s) and writing {out_dir}/profile.json"):
         doc = write_profile(out_dir, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
                             settings=settings, environment=env, model=model, marks=marks)
-    path = Path(out_dir) / "profile.json"
-    try:
-        from libreyolo_profile.readers import summary
-    except ImportError:
-        summary = None
-    if summary is not None and hasattr(summary, "main"):
-        summary.main(path, as_json)
-    elif as_json:
-        import json
+    if report:
+        try:
+            from libreyolo_profile.readers.report import write_report
 
-        sys.stdout.write(json.dumps({"profile": str(path)}) + "\n")
-    else:
-        sys.stdout.write(f"{path}\n")
+            write_report(Path(out_dir))
+        except Exception as exc:  # the measured profile is safe on disk; a report failure must not lose it
+            warn(f"the HTML report could not be written ({type(exc).__name__}: {exc}); "
+                 f"`libreyolo profile report {out_dir}` retries it")
+    summary.main(Path(out_dir) / "profile.json", as_json)
     return doc
 
 

@@ -537,7 +537,8 @@ def profile_run(opts: dict, argv: list[str]) -> dict:
         }
         return common.write_and_print(project / "train", kind="train", trials=trials, keep_trace=True,
                                       command=list(argv), settings=settings, env=env, model=model_info,
-                                      marks=marks, as_json=bool(opts["as_json"]))
+                                      marks=marks, as_json=bool(opts["as_json"]),
+                                      report=bool(opts.get("report", True)))
 
 
 def _optimizer_desc(trainer) -> dict:

@@ -105,7 +105,8 @@ def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]):
         t.add_column(header, justify=justify, overflow="fold")
     for row in rows:
         # names come from traces: `[/x]` in a kernel name must print, not parse as rich markup
-        t.add_row(*[fmt(v) if not isinstance(v, str) else escape(v) for v in row])
+        t.add_row(*[escape(v) if isinstance(v, str) else v if hasattr(v, "__rich__") or hasattr(v, "__rich_console__") else fmt(v)
+                    for v in row])
     return t
 
 

@@ -9,7 +9,8 @@ from libreyolo_profile.readers.common import PHASES, emit_json, open_tables, pro
 
 def phase_rows(loaded, con) -> tuple[list[str], list[tuple]]:
     doc = loaded.doc
-    return run_sql(con, "phases.sql", {"phases": PHASES[doc["kind"]], "steps": doc["metrics"]["steps"]})
+    return run_sql(con, "phases.sql", {"phases": PHASES[doc["kind"]], "steps": doc["metrics"]["steps"],
+                                       "on_gpu": doc.get("device_type") != "cpu"})
 
 
 def main(trace: Path, as_json: bool) -> None:

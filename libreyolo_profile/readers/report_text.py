@@ -16,13 +16,16 @@ CATEGORY_STYLES = {"gemm": "blue", "elementwise": "red", "norm": "green", "layou
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
-def bar(pct: float | None, cells: int = 20, style: str = "blue") -> str:
-    """A left-aligned bar for a share in % (0–100), `cells` wide at 100 %."""
+def bar(pct: float | None, cells: int = 20, style: str = "blue"):
+    """A left-aligned bar for a share in % (0–100), `cells` wide at 100 %, as rich Text (a table
+    cell that is Text is printed as is, while plain strings from traces are escaped)."""
+    from rich.text import Text
+
     if pct is None or pct <= 0:
-        return ""
+        return Text("")
     eighths = round(min(pct, 100.0) / 100.0 * cells * 8)
     text = "█" * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
-    return f"[{style}]{text}[/]" if text else ""
+    return Text(text, style=style)
 
 
 def stacked(segments: list[tuple[str, float | None]], styles: dict, cells: int = 60) -> tuple[str, str]:

@@ -78,12 +78,12 @@ def render(s: dict) -> None:
     if others:
         console.print(table("Other devices (the headline is the busiest)",
                             [("device", "right"), ("name", "left"), ("busy ms", "right"), ("util %", "right")],
-                            [[d["device"], escape(d.get("name") or ""), d["busy_ms"], d["gpu_util_pct"]] for d in others]))
+                            [[d["device"], d.get("name") or "", d["busy_ms"], d["gpu_util_pct"]] for d in others]))
     if s["phases"]:
         console.print(table("Phases per step" + (" (inferred)" if "phases_inferred" in s["marks"] else ""),
                             [("phase", "left"), ("wall ms", "right"), ("wall %", "right"), ("", "left"),
                              ("GPU ms", "right"), ("kernels", "right"), ("ops", "right")],
-                            [[escape(r["phase"]), r["wall_ms"], r["wall_pct"], bar(r["wall_pct"], 20, PHASE_STYLES.get(r["phase"], "white")),
+                            [[r["phase"], r["wall_ms"], r["wall_pct"], bar(r["wall_pct"], 20, PHASE_STYLES.get(r["phase"], "white")),
                               r["gpu_ms"], r["kernels"], r["ops"]] for r in s["phases"]]))
         line, key = stacked([(r["phase"], r["wall_ms"]) for r in s["phases"]], PHASE_STYLES)
         if line:
@@ -92,13 +92,13 @@ def render(s: dict) -> None:
     if s["categories"]:
         console.print(table("Kernel composition", [("category", "left"), ("ms/step", "right"), ("share %", "right"),
                                                    ("", "left"), ("calls/step", "right"), ("on TC %", "right")],
-                            [[escape(r["category"]), r["ms_per_step"], r["share_pct"],
+                            [[r["category"], r["ms_per_step"], r["share_pct"],
                               bar(r["share_pct"], 20, CATEGORY_STYLES.get(r["category"], "white")), r["calls_per_step"],
                               r["tensorcore_pct"]] for r in s["categories"]]))
     if s["top_kernels"]:
         console.print(table("Top kernels per step", [("kernel", "left"), ("category", "left"), ("ms/step", "right"),
                                                      ("share %", "right"), ("calls/step", "right")],
-                            [[escape(short_name(r["name"], 70)), escape(r["category"]), r["ms_per_step"], r["share_pct"],
+                            [[short_name(r["name"], 70), r["category"], r["ms_per_step"], r["share_pct"],
                               r["calls_per_step"]] for r in s["top_kernels"]]))
 
 
