@@ -230,3 +230,18 @@ SELECT coalesce((SELECT kind_hint FROM ingest_params),
                      THEN 'train' ELSE 'infer' END) AS kind,
        (SELECT kind_hint FROM ingest_params) IS NULL AS kind_inferred,
        EXISTS (SELECT 1 FROM phase_ranges WHERE priority = 0) AS phases_annotated;
+
+-- memory_events / ingest_stats: all the metrics still need of the raw events.
+CREATE OR REPLACE TEMP TABLE memory_events AS
+SELECT ts, mem_allocated, mem_reserved, mem_device_type FROM ev WHERE kind = 'memory';
+CREATE OR REPLACE TEMP TABLE ingest_stats AS
+SELECT count(*) FILTER (WHERE negative_duration) AS negative_duration_events FROM ev;
+
+-- The placed_* tables now hold everything below; on a large trace these copies are most of the
+-- memory, so they go before the metrics run.
+DROP TABLE op_depth;
+DROP TABLE op_ordered;
+DROP TABLE op_tree;
+DROP TABLE runtime_calls;
+DROP TABLE device_activity;
+DROP TABLE ev;

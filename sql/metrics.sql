@@ -178,12 +178,12 @@ SELECT
     -- device copy time per step, ms (not counted as kernel time)
     CASE WHEN base.has_device THEN coalesce(busiest.memcpy_ns, 0) / 1e6 / base.steps END AS memcpy_ms,
     -- peak allocated memory in the window from the trace's allocator events, MiB
-    (SELECT max(mem_allocated) / 1048576.0 FROM ev, measurement_window mw
-      WHERE kind = 'memory' AND mem_device_type = 1 AND ev.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_vram_mb,
-    (SELECT max(mem_reserved) / 1048576.0 FROM ev, measurement_window mw
-      WHERE kind = 'memory' AND mem_device_type = 1 AND ev.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_reserved_mb,
-    (SELECT max(mem_allocated) / 1048576.0 FROM ev, measurement_window mw
-      WHERE kind = 'memory' AND mem_device_type = 0 AND ev.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_host_mem_mb,
+    (SELECT max(mem_allocated) / 1048576.0 FROM memory_events m, measurement_window mw
+      WHERE m.mem_device_type = 1 AND m.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_vram_mb,
+    (SELECT max(mem_reserved) / 1048576.0 FROM memory_events m, measurement_window mw
+      WHERE m.mem_device_type = 1 AND m.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_reserved_mb,
+    (SELECT max(mem_allocated) / 1048576.0 FROM memory_events m, measurement_window mw
+      WHERE m.mem_device_type = 0 AND m.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_host_mem_mb,
     -- launches per step: runtime launch calls (kernel, graph, async memcpy/memset); on CPU, dispatched leaf ops
     CASE WHEN base.has_device THEN steps.runtime_launches ELSE steps.leaf_ops END AS launches_per_step,
     -- kernels executed per step and framework ops recorded per step
@@ -209,7 +209,7 @@ SELECT
     -- the busiest device's id
     busiest.device AS busiest_device,
     -- events dropped or repaired: negative durations clamped to 0
-    (SELECT count(*) FROM ev WHERE negative_duration) AS negative_duration_events
+    (SELECT negative_duration_events FROM ingest_stats) AS negative_duration_events
 FROM base, steps, leaf LEFT JOIN busiest ON true;
 
 -- The result: the measured values above plus the shares and rates derived from them.

@@ -19,6 +19,7 @@ TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES}
 def analyse_trace(path: Path, kind_hint: str | None = None, images_per_step: int | None = None) -> dict:
     parsed = parse_trace(path)
     con = ingest(parsed, kind_hint)
+    parsed.events = None  # DuckDB holds what it needs now; let the raw columns go
     try:
         if con.execute("SELECT count(*) FROM step_ranges").fetchone()[0] == 0:
             raise UnanalysableError(f"{path}: the trace holds no host ops, annotations or device work to analyse")

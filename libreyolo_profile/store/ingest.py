@@ -10,8 +10,22 @@ from libreyolo_profile.store.trace_parse import ParsedTrace
 RULE_FILES = ("kernel_categories.sql", "tensorcore_rules.sql", "runtime_calls.sql")
 
 
+# DuckDB spills past this instead of growing with the trace (a 1 GB trace peaked at 2.4 GB without it).
+MEMORY_LIMIT = "1GB"
+
+
 def open_connection() -> duckdb.DuckDBPyConnection:
+    from libreyolo_profile.store.cache import cache_root
+
     con = duckdb.connect(":memory:")
+    # An in-memory database spills to ./.tmp by default: keep spills in our cache, never in the cwd.
+    spill = cache_root() / "duckdb-spill"
+    try:
+        spill.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        spill = ""  # no writable cache: no spilling at all rather than spilling into the cwd
+    con.execute("SET temp_directory = $dir", {"dir": str(spill)})
+    con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
     for name in RULE_FILES:
         con.execute(sql_text(name))
     return con
