@@ -209,7 +209,6 @@ def environment(device) -> dict:
 
 
 def make_profiler(device, profile_memory: bool = False):
-    import torch
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU]

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.measure import common
-from libreyolo_profile.measure.common import console, warn
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif"}
 AMP_DTYPES = ("float16", "bfloat16")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from libreyolo_profile.errors import EXIT_NO_PROFILE, ProfileError, UsageError
 from libreyolo_profile.measure import common
-from libreyolo_profile.measure.common import note, warn
+from libreyolo_profile.measure.common import note
 
 AUX_WEIGHT = 0.25  # LibreYOLO9.train()'s default PGI weight
 SEED = 0  # LibreYOLO's training default

@@ -49,7 +49,7 @@ def _validate(doc: dict, con, category: str | None, launches: int | None) -> Non
 
 
 def _caveat(doc: dict, row: dict, inputs: dict) -> str:
-    m, bound = doc["metrics"], doc["verdict"]["bound"]
+    bound = doc["verdict"]["bound"]
     parts = ["the per-launch cost is an approximation: per_launch_host_us averages the whole step's host time over "
              "its launches, and kernel_gap_us is a median, so removing particular work may save more or less; "
              "the only proof is a second measurement (make the change, measure again, `libreyolo profile compare`)"]
