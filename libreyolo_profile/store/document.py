@@ -178,6 +178,10 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
         "tables": last["tables"],
     }
     doc["null_reasons"] = _null_reasons(public, {"foreign": source.get("type") != "measured"})
+    rss = [c.extra.get("peak_rss_mb") for c in captures if c is not None and c.extra.get("peak_rss_mb")]
+    if public.get("peak_mem_mb") is None and rss and "peak_mem_mb" in doc["null_reasons"]:
+        # not the allocator's peak, but the nearest honest figure: say what it is, keep the metric null
+        doc["null_reasons"]["peak_mem_mb"] += f"; the process's peak RSS was {max(rss):.0f} MiB (extra.peak_rss_mb)"
     return doc
 
 

@@ -141,7 +141,7 @@ _BLOCK = 4 << 20  # bytes read (or decompressed) at a time
 _PIECE = 128 << 10  # bytes decoded at a time: small enough that the Structs stay in the CPU cache
 _BATCH_ROWS = 32768  # rows per Arrow record batch
 _SPILL_BYTES = 64 << 20  # Arrow output beyond this goes to a memory-mapped temporary file
-_PARALLEL_BYTES = 192 << 20  # plain files at least this big are decoded by two processes (below, spawning costs more than it saves)
+_PARALLEL_BYTES = 32 << 20  # plain files at least this big are decoded by two processes (a 100 MB trace: 1.2 s → 0.95 s on 2 idle cores; below, spawning costs more than it saves)
 _MAX_PREFIX = 256 << 20  # bytes searched for the "traceEvents" key before giving up
 
 
