@@ -133,7 +133,7 @@ def test_import_a_trace_and_our_own_profile(trace, tmp_path):
     result = cli_json("import", str(path), "--project", str(tmp_path / "p"))
     doc = _ours(tmp_path / "p", "infer")
     direct = profile_from_trace(path)
-    assert result["kind"] == "infer" and doc["source"]["type"] == "trace" and doc["source"]["imported_from"] == str(path)
+    assert result["kind"] == "infer" and doc["source"]["type"] == "trace" and doc["source"]["imported_from"] == str(path.resolve())
     assert doc["tables"] == json.loads(json.dumps(direct["tables"]))
     assert doc["metrics"]["step_ms"] == pytest.approx(direct["metrics"]["step_ms"])
     # one of our profile directories imports as it is, into another project
