@@ -22,8 +22,8 @@ from libreyolo_profile import __version__
 from libreyolo_profile.analysis.verdict import THRESHOLDS, decide
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.store.cache import bytes_key, cache_root
-from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA, SCHEMA_VERSION, TABLES,
+from libreyolo_profile.store.cache import bytes_key
+from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_SCHEMA, SCHEMA_VERSION, TABLES,
                                             TABLES_VERSION)
 
 SOURCE_TYPE = "libreyolo-builtin"
@@ -415,17 +415,6 @@ def builtin_document(path: Path) -> dict:
 
 def load_builtin(path: Path):
     """The built-in profile as a Loaded whose home is a cache directory holding our profile.json and sidecars."""
-    from libreyolo_profile.store.cache import trace_key
-    from libreyolo_profile.store.loader import Loaded, _read_document, _validate
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.loader import load_converted
 
-    path = Path(path)
-    home = cache_root() / "builtin" / trace_key(path)
-    if (home / PROFILE_FILE).is_file():
-        try:
-            return Loaded(_validate(_read_document(home / PROFILE_FILE), home), home, path)
-        except UnanalysableError:
-            pass  # a damaged cache entry is rebuilt below
-    doc = builtin_document(path)
-    write_directory(doc, home)
-    return Loaded(doc, home, path)
+    return load_converted(Path(path), "builtin", builtin_document)

@@ -124,20 +124,26 @@ def _schema_of(head: bytes) -> str | None:
     return rest[1:end].decode("utf-8", "replace") if end > 0 else None
 
 
-def _load_trace(path: Path) -> Loaded:
-    """A foreign trace: ingested once into the cache, keyed by the file's identity and content."""
-    home = cache_root() / "traces" / trace_key(path)
+def load_converted(path: Path, area: str, convert) -> Loaded:
+    """A foreign input (a trace, a built-in profile) converted once into the cache by `convert`,
+    keyed by the file's identity and content; later reads open the cached profile directory."""
+    home = cache_root() / area / trace_key(path)
     if (home / PROFILE_FILE).is_file():
         try:
             return Loaded(_validate(_read_document(home / PROFILE_FILE), home), home, path)
         except UnanalysableError:
             pass  # a damaged cache entry is rebuilt below
-    from libreyolo_profile.store.importer import profile_from_trace
     from libreyolo_profile.store.writer import write_directory
 
-    doc = profile_from_trace(path)
+    doc = convert(path)
     write_directory(doc, home)
     return Loaded(doc, home, path)
+
+
+def _load_trace(path: Path) -> Loaded:
+    from libreyolo_profile.store.importer import profile_from_trace
+
+    return load_converted(path, "traces", profile_from_trace)
 
 
 def _sidecars_match(home: Path, doc: dict) -> bool:
