@@ -64,13 +64,14 @@ def _open(kind: str, width: int, height: int, label: str) -> str:
             f'aria-label="{esc(label)}" preserveAspectRatio="xMinYMin meet" style="{FONT}">')
 
 
-def _y_axis(ticks: list[float], left: int, right: int, top: int, bottom: int, unit: str) -> list[str]:
+def _y_axis(ticks: list[float], left: int, right: int, top: int, bottom: int, unit: str,
+            label=lambda t: num(t, 1 if t < 10 else 0)) -> list[str]:
     parts = []
     span = ticks[-1] or 1.0
     for t in ticks:
         y = bottom - (bottom - top) * t / span
         parts.append(f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{esc(num(t, 1 if t < 10 else 0))}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{esc(label(t))}</text>')
     parts.append(f'<text x="{left - 44}" y="{top + (bottom - top) / 2:.1f}" class="axis" text-anchor="middle" '
                  f'transform="rotate(-90 {left - 44} {top + (bottom - top) / 2:.1f})">{esc(unit)}</text>')
     return parts
@@ -194,13 +195,8 @@ def histogram(values: list[float], markers: list[tuple[str, float | None]], widt
         counts[min(int((v - lo) / step), bins - 1)] += 1
     ticks = nice_ticks(max(counts))
     span = ticks[-1] or 1
-    parts = [_open("latency", width, height, "latency distribution")]
-    for t in ticks:
-        y = bottom - (bottom - top) * t / span
-        parts.append(f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{t:g}</text>')
-    parts.append(f'<text x="{left - 44}" y="{(top + bottom) / 2:.0f}" class="axis" text-anchor="middle" '
-                 f'transform="rotate(-90 {left - 44} {(top + bottom) / 2:.0f})">calls</text>')
+    parts = [_open("latency", width, height, "latency distribution"),
+             *_y_axis(ticks, left, right, top, bottom, "calls", label=lambda t: f"{t:g}")]
 
     def xof(ms: float) -> float:
         return left + (right - left) * (ms - lo) / (hi - lo)

@@ -145,25 +145,32 @@ def _metrics(raw: dict, kind: str, on_cpu: bool, steps: int | None) -> tuple[dic
     return m, reasons
 
 
-def _op_rows(raw: dict, steps: int) -> list[list]:
-    """ops table rows: per phase from ops_by_phase, plus the part of each op's total that its per-phase
-    top-40 lists left out (phase NULL). Its times are inclusive (total) time; self time is unknown."""
+def _rows_by_phase(by_phase: dict, totals: dict, name_of, make_row, steps: int) -> list[list]:
+    """Rows per phase from its per-phase lists, plus the part of each name's whole-window total that
+    those (top-N) lists left out, as a row with phase NULL."""
     rows, in_phases = [], {}
-    for phase, ops in (raw.get("ops_by_phase") or {}).items():
-        for op in ops or []:
-            ms, calls = _number(op.get("ms_per_step")), _number(op.get("count_per_step"))
-            seen = in_phases.setdefault(op.get("op"), [0.0, 0.0])
+    for phase, entries in by_phase.items():
+        for entry in entries or []:
+            name = name_of(entry)
+            ms, calls = _number(entry.get("ms_per_step")), _number(entry.get("count_per_step"))
+            seen = in_phases.setdefault(name, [0.0, 0.0])
             seen[0] += ms or 0.0
             seen[1] += calls or 0.0
-            rows.append(_op_row(phase, op.get("op"), ms, calls, steps))
-    for name, (ms, calls) in _totals(raw.get("ops"), "op").items():
+            rows.append(make_row(phase, name, ms, calls, steps))
+    for name, (ms, calls) in totals.items():
         seen = in_phases.get(name, [0.0, 0.0])
         rest_ms = ms - seen[0]
         rest_calls = calls - seen[1] if calls > seen[1] else None
         # its values are rounded to 0.1 µs per step: ignore rounding residue
         if rest_ms > max(1e-3, 0.01 * ms):
-            rows.append(_op_row(None, name, rest_ms, rest_calls, steps))
+            rows.append(make_row(None, name, rest_ms, rest_calls, steps))
     return rows
+
+
+def _op_rows(raw: dict, steps: int) -> list[list]:
+    """ops table rows. Its times are inclusive (total) time; self time is unknown."""
+    return _rows_by_phase(raw.get("ops_by_phase") or {}, _totals(raw.get("ops"), "op"),
+                       lambda op: op.get("op"), _op_row, steps)
 
 
 def _totals(entries, key: str) -> dict[str, list[float]]:
@@ -188,23 +195,11 @@ def _op_row(phase, name, ms_per_step, calls_per_step, steps):
 
 
 def _kernel_rows(raw: dict, steps: int) -> list[list]:
-    rows, in_phases = [], {}
-    for phase, kernels in (raw.get("kernels_by_phase") or {}).items():
-        for k in kernels or []:
-            name = k.get("raw_name") or k.get("kernel")
-            ms, calls = _number(k.get("ms_per_step")), _number(k.get("count_per_step"))
-            seen = in_phases.setdefault(name, [0.0, 0.0])
-            seen[0] += ms or 0.0
-            seen[1] += calls or 0.0
-            rows.append(_kernel_row(phase, name, ms, calls, steps))
-    named = [{**k, "name": k.get("raw_name") or k.get("kernel")} for k in raw.get("kernels") or []]
-    for name, (ms, calls) in _totals(named, "name").items():
-        seen = in_phases.get(name, [0.0, 0.0])
-        rest_ms = ms - seen[0]
-        rest_calls = calls - seen[1] if calls > seen[1] else None
-        if rest_ms > max(1e-3, 0.01 * ms):
-            rows.append(_kernel_row(None, name, rest_ms, rest_calls, steps))
-    return rows
+    def name_of(k: dict) -> str:
+        return k.get("raw_name") or k.get("kernel")
+
+    named = [{**k, "name": name_of(k)} for k in raw.get("kernels") or []]
+    return _rows_by_phase(raw.get("kernels_by_phase") or {}, _totals(named, "name"), name_of, _kernel_row, steps)
 
 
 def _kernel_row(phase, name, ms_per_step, calls_per_step, steps):
