@@ -801,20 +801,34 @@ def _decode_range(path: Path, start: int, end: int, out: Path) -> None:
 def _fork_decoder(path: Path, start: int, end: int, out: Path) -> int:
     """Fork the second decoder: it inherits the imported modules, so it starts at once instead of
     paying a fresh interpreter's ~0.3 s of imports. Returns the child's pid."""
-    pid = os.fork()
-    if pid == 0:  # child: never return into the caller's code, never run its exit handlers
-        code = 1
+    # The caller may have Python signal handlers (a measurement turns SIGTERM into an exception):
+    # block the signals across the fork so none runs inside the child's at-fork hooks, then let the
+    # child die of them by default while the parent keeps its own handlers.
+    stop_signals = {signal.SIGINT, signal.SIGTERM}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        raise
+    if pid != 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        return pid
+    # child: never return into the caller's code, never run its exit handlers
+    code = 1
+    try:
+        for signum in stop_signals:
+            signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        _decode_range(path, start, end, out)
+        code = 0
+    except BaseException as exc:  # reported by the parent through the missing result file
         try:
-            _decode_range(path, start, end, out)
-            code = 0
-        except BaseException as exc:  # reported by the parent through the missing result file
-            try:
-                sys.stderr.write(f"libreyolo-profile: second decoder: {type(exc).__name__}: {exc}\n")
-            except Exception:
-                pass
-        finally:
-            os._exit(code)
-    return pid
+            sys.stderr.write(f"libreyolo-profile: second decoder: {type(exc).__name__}: {exc}\n")
+        except Exception:
+            pass
+    finally:
+        os._exit(code)
 
 
 def _parse_parallel(path: Path, progress) -> ParsedTrace | None:
