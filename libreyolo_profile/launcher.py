@@ -29,17 +29,16 @@ def _fast_get(args: list[str], prog: str) -> int | None:
         return None
     from libreyolo_profile.errors import ProfileError
     from libreyolo_profile.readers.get import main as get_main
+    from libreyolo_profile.textsafe import write_error  # the same error line (and --json object) as cli.run_cli
 
     try:
         get_main(rest[0], rest[1] if len(rest) == 2 else None, as_json)
     except ProfileError as exc:
-        sys.stderr.write(f"{prog}: error: {exc.message}\n")
-        return exc.exit_code
+        return write_error(prog, exc.message, exc.exit_code, as_json)
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback for users (same rule as cli.run_cli)
-        sys.stderr.write(f"{prog}: error: {type(exc).__name__}: {exc}\n")
-        return 1
+        return write_error(prog, f"{type(exc).__name__}: {exc}", 1, as_json)
     return 0
 
 

@@ -6,13 +6,14 @@ the product here.
 
 from __future__ import annotations
 
-import json
+import math
 import sys
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import METRICS, null_reason
 from libreyolo_profile.store.loader import load_document
+from libreyolo_profile.textsafe import safe_line, strict_json
 
 
 def _fields(doc: dict) -> dict[str, object]:
@@ -38,7 +39,22 @@ def _text(value) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(round(value, 6))
-    return str(value)
+    return safe_line(value)
+
+
+def _not_finite(value) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _why_null(field: str, value, doc: dict) -> str | None:
+    """Why the printed value is null: profile.json holds NaN/Infinity (not a number JSON can carry),
+    or the metric was not measured."""
+    if _not_finite(value):
+        spelled = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+        return f"the profile holds {spelled} for {field}, not a finite number"
+    if value is None:
+        return null_reason(field.removesuffix("_std").removesuffix("_n"), doc)
+    return None
 
 
 def main(trace: Path | str, field: str | None, as_json: bool) -> None:
@@ -46,20 +62,24 @@ def main(trace: Path | str, field: str | None, as_json: bool) -> None:
     fields = _fields(doc)
     if field is None:
         if as_json:
-            print(json.dumps({name: {"value": value, "unit": _unit(name)} for name, value in fields.items()},
-                             indent=2, default=str))
+            print(strict_json({name: {"value": value, "unit": _unit(name)} for name, value in fields.items()},
+                              indent=2))
         else:
-            width = max(len(n) for n in fields)
+            names = {name: safe_line(name) for name in fields}  # repeat stats' names come from the file
+            width = max((len(n) for n in names.values()), default=0)
             for name, value in fields.items():
-                print(f"{name:<{width}}  {_text(value)}  {_unit(name)}".rstrip())
+                shown = None if _not_finite(value) else value
+                print(f"{names[name]:<{width}}  {_text(shown)}  {_unit(name)}".rstrip())
         return
     if field not in fields:
         raise UsageError(f"unknown field '{field}'; available: {', '.join(fields)}")
     value = fields[field]
-    reason = null_reason(field.removesuffix("_std").removesuffix("_n"), doc) if value is None else None
+    reason = _why_null(field, value, doc)
+    if _not_finite(value):
+        value = None
     if as_json:
-        print(json.dumps({"field": field, "value": value, "unit": _unit(field), "reason": reason}, default=str))
+        print(strict_json({"field": field, "value": value, "unit": _unit(field), "reason": reason}))
         return
     if reason:
-        sys.stderr.write(f"{field} is null: {reason}\n")
+        sys.stderr.write(safe_line(f"{field} is null: {reason}") + "\n")
     print(_text(value))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from rich.markup import escape
 
+from libreyolo_profile.textsafe import safe_line
+
 PHASE_STYLES = {"dataload": "yellow", "to_device": "magenta", "forward": "blue", "backward": "red",
                 "optimizer": "green", "preprocess": "yellow", "postprocess": "green"}
 CATEGORY_STYLES = {"gemm": "blue", "elementwise": "red", "norm": "green", "layout": "yellow", "reduce": "magenta",
@@ -43,6 +45,6 @@ def stacked(segments: list[tuple[str, float | None]], styles: dict, cells: int =
     for name, x in sorted(exact, key=lambda item: item[1] - int(item[1]), reverse=True)[:spare]:
         counts[name] += 1
     line = "".join(f"[{styles.get(name, 'white')}]{'█' * counts[name]}[/]" for name, _ in values if counts[name])
-    legend = "  ".join(f"[{styles.get(name, 'white')}]■[/] {escape(str(name))} {100 * v / total:.0f}%"
+    legend = "  ".join(f"[{styles.get(name, 'white')}]■[/] {escape(safe_line(name))} {100 * v / total:.0f}%"
                        for name, v in values)
     return line, legend

@@ -8,6 +8,7 @@ from libreyolo_profile.metric_catalog import METRICS, null_reason
 from libreyolo_profile.readers.common import (emit_json, fmt, open_tables, profile_identity, records, run_sql,
                                               short_name, stdout_console, table)
 from libreyolo_profile.readers.phases import phase_rows
+from libreyolo_profile.textsafe import safe_line
 
 HEADLINE = ["step_ms", "throughput_img_s", "ms_per_img", "gpu_util_pct", "tensorcore_pct", "peak_vram_mb",
             "peak_mem_mb", "host_overhead_ms", "host_overhead_pct", "launches_per_step", "per_launch_host_us",
@@ -62,12 +63,12 @@ def render(s: dict) -> None:
         head += f" · {model.get('family')}-{model.get('size')}"
     if s["repeat_n"] > 1:
         head += f" · mean of {s['repeat_n']} trials"
-    console.print(head, highlight=False, markup=False)
+    console.print(safe_line(head), highlight=False, markup=False)
     for name, text in s["marks"].items():
-        console.print(f"[yellow]mark[/] {escape(name)}: {escape(str(text))}", highlight=False)
+        console.print(f"[yellow]mark[/] {escape(safe_line(name))}: {escape(safe_line(text))}", highlight=False)
     v = s["verdict"]
-    console.print(Panel(f"[bold]{escape(str(v['bound']))}[/] — {escape(str(v['reason']))}\n"
-                        f"[dim]next:[/] {escape(str(v['next_step']))}",
+    console.print(Panel(f"[bold]{escape(safe_line(v['bound']))}[/] — {escape(safe_line(v['reason']))}\n"
+                        f"[dim]next:[/] {escape(safe_line(v['next_step']))}",
                         title="verdict", title_align="left", expand=False))
     rows = []
     for name, value in s["metrics"].items():

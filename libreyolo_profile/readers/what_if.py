@@ -10,6 +10,7 @@ from libreyolo_profile.analysis.verdict import THRESHOLDS
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import null_reason
 from libreyolo_profile.readers.common import emit_json, fmt, open_tables, profile_identity, records, run_sql, stdout_console
+from libreyolo_profile.textsafe import safe_line
 
 DIRECT = {"host-launch", "gpu-compute", "gpu-memory", "cpu-compute", "cpu-overhead"}
 MODEL_TEXT = {
@@ -128,10 +129,12 @@ def build(trace: Path, remove_category: str | None, remove_launches: int | None)
 
 
 def render(w: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     console = stdout_console()
-    say = lambda text: console.print(text, highlight=False, markup=False)  # noqa: E731
+    # the path, verdict and category come from the file or the user: safe_line keeps escape sequences inert
+    say = lambda text: console.print(safe_line(text), highlight=False, markup=False)  # noqa: E731
     p, model, inputs = w["profile"], w["model"], w["inputs"]
     say(f"what-if · {p['kind']} profile · {p['device_type']} · {p['path']}")
     say(f"verdict: {w['verdict']['bound']} — {w['verdict']['reason']}")
@@ -144,7 +147,7 @@ def render(w: dict) -> None:
     for part in w["parts"]:
         label = (f"remove category {part['target']}" if part["change"] == "category"
                  else f"remove {part['target']} launches")
-        parts.add_row(label, fmt(part["launches_removed"]), fmt(part["gpu_ms_removed"], 3), fmt(part["saved_ms"], 3))
+        parts.add_row(escape(safe_line(label)), fmt(part["launches_removed"]), fmt(part["gpu_ms_removed"], 3), fmt(part["saved_ms"], 3))
     console.print(parts)
     projection = Table(title="projection", title_justify="left", header_style="bold", show_edge=False, pad_edge=False)
     for header in ("", "step ms", "throughput img/s"):
