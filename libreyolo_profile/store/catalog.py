@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError, UsageError
 from libreyolo_profile.metric_catalog import METRICS
+from libreyolo_profile.textsafe import safe_line
 from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA, REPEAT_SCHEMA,
                                             SCHEMA_VERSION, TABLES)
 
@@ -95,31 +98,84 @@ class Found:
 
 
 def _note(text: str) -> None:
-    sys.stderr.write(f"libreyolo profile: {text}\n")
+    sys.stderr.write(safe_line(f"libreyolo profile: {text}") + "\n")
+
+
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"))
+
+
+def _special(mode: int) -> str | None:
+    """What a file that is neither a regular file nor a directory is ("a FIFO" …); None for those two."""
+    return next((name for test, name in _SPECIAL_FILES if test(mode)), None)
+
+
+def _refuse_special(path: Path, mode: int) -> None:
+    """Opening a FIFO (or a device) blocks until someone writes to it: refuse it by its mode, unopened."""
+    kind = _special(mode)
+    if kind is not None:
+        raise UsageError(f"{path} is {kind}, not a regular file: not read (reading it could block forever)")
+
+
+def _profile_file(directory: str) -> Path | None:
+    """The profile.json in `directory` if it is a regular file (or a link to one); a FIFO, socket or device
+    named profile.json is refused without being opened. A dangling link is kept: reading it is skipped
+    with a note."""
+    path = Path(directory) / PROFILE_FILE
+    try:
+        mode = os.stat(path).st_mode  # follows a link: its target is what would be opened
+    except OSError:
+        return path
+    _refuse_special(path, mode)
+    return path if stat.S_ISREG(mode) else None
 
 
 def discover(roots: list[Path]) -> list[tuple[str, Path]]:
-    """(display path, profile file) of every profile under the roots, hidden directories skipped."""
+    """(display path, profile file) of every profile under the roots, hidden directories skipped.
+    Only regular files are ever opened: a root or profile.json that is a FIFO, socket or device exits 2."""
     found: list[tuple[str, Path]] = []
     seen: set[str] = set()
     for root in roots:
         root = Path(root)
-        if not os.path.exists(root):
-            raise UsageError(f"no such file or directory: {root}")
-        if root.is_file():
+        try:
+            mode = os.stat(root).st_mode
+        except FileNotFoundError:
+            raise UsageError(f"no such file or directory: {root}") from None
+        except OSError as exc:
+            raise UsageError(f"cannot read {root}: {exc.strerror}") from None
+        _refuse_special(root, mode)
+        if stat.S_ISREG(mode):
             candidates = [(str(root), root)]
         else:
             candidates = []
             for directory, dirnames, filenames in os.walk(root):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 if PROFILE_FILE in filenames:
-                    candidates.append((directory, Path(directory) / PROFILE_FILE))
+                    path = _profile_file(directory)
+                    if path is not None:
+                        candidates.append((directory, path))
         for display, path in candidates:
             key = os.path.realpath(path)
             if key not in seen:
                 seen.add(key)
                 found.append((display, path))
     return found
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file. Opened without blocking and checked once open, so a file swapped for a
+    FIFO after discovery is refused instead of waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        kind = _special(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise OSError(f"{path} is {kind}, not a regular file")
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the file object closes it now
+            return handle.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _head_decoder():
@@ -142,7 +198,7 @@ def _read_heads(found: list[tuple[str, Path]]) -> list[Found]:
     out = []
     for display, path in found:
         try:
-            head = decoder.decode(path.read_bytes())
+            head = decoder.decode(read_regular(path))
         except (OSError, msgspec.DecodeError) as exc:
             _note(f"skipped {path}: {exc}")
             continue
@@ -186,11 +242,13 @@ def _generations(con, files: list[str]) -> dict[str, str]:
 
 
 def _signature(path: Path) -> list[int] | None:
+    """(mtime, size, inode) of a regular file; None when absent or not a regular file (a FIFO sidecar must
+    not be opened to check its footer: its profile takes the slow path, which rebuilds it in the cache)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    return [st.st_mtime_ns, st.st_size, st.st_ino] if stat.S_ISREG(st.st_mode) else None
 
 
 class _Verified:
@@ -231,9 +289,15 @@ class _Verified:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            staged = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            staged.write_text(json.dumps({"version": _VERIFIED_VERSION, "profiles": self.fresh}), encoding="utf-8")
-            os.replace(staged, self.path)
+            # a fresh name opened exclusively: a planted symlink or a concurrent query is never written through
+            fd, staged = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump({"version": _VERIFIED_VERSION, "profiles": self.fresh}, handle)
+                os.replace(staged, self.path)
+            except BaseException:
+                os.unlink(staged)
+                raise
         except OSError:
             pass  # a read-only cache only costs the next query a re-check
 
