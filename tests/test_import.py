@@ -139,8 +139,11 @@ def test_import_a_trace_and_our_own_profile(trace, tmp_path):
     # one of our profile directories imports as it is, into another project
     again = cli_json("import", str(tmp_path / "p" / "infer"), "--project", str(tmp_path / "q"))
     assert again["replaced"] is False and _ours(tmp_path / "q", "infer")["tables"] == doc["tables"]
+    # a second import keeps the first and goes beside it; --exist-ok replaces it in place
     again = cli_json("import", str(tmp_path / "p" / "infer"), "--project", str(tmp_path / "q"))
-    assert again["replaced"] is True
+    assert again["replaced"] is False and again["profile"] == str(tmp_path / "q" / "infer2" / "profile.json")
+    again = cli_json("import", str(tmp_path / "p" / "infer"), "--project", str(tmp_path / "q"), "--exist-ok")
+    assert again["replaced"] is True and again["profile"] == str(tmp_path / "q" / "infer" / "profile.json")
 
 
 def test_import_errors(tmp_path):

@@ -1,5 +1,6 @@
 """A measurement killed at any moment (SIGINT, SIGTERM) leaves the previous profile byte-identical
-and no partial files; two measurements into one --project at once leave one whole profile."""
+and no partial files; two measurements into one --project at once keep the previous profile and
+write two whole new ones beside it (infer2, infer3)."""
 
 from __future__ import annotations
 
@@ -92,8 +93,8 @@ def wait_for(lines: list[str], proc: subprocess.Popen, pattern: str | None, seco
     return pattern is None
 
 
-def assert_no_leftovers(ws: dict) -> None:
-    stray = [p.name for p in ws["project"].iterdir() if p.name != "infer"]
+def assert_no_leftovers(ws: dict, profiles: tuple[str, ...] = ("infer",)) -> None:
+    stray = [p.name for p in ws["project"].iterdir() if p.name not in profiles]
     assert stray == [], f"stray files in --project: {stray}"
     assert list(ws["cwd"].iterdir()) == [], "files written into the cwd"
     # torch itself keeps a compile cache there (torchinductor_<user>); anything else is ours
@@ -120,25 +121,29 @@ def test_killed_measurement_keeps_previous_profile(workspace, label, sig, patter
     proc.wait(timeout=120)
     time.sleep(0.2)
     after = digest(workspace["project"] / "infer")
-    if proc.returncode == 0:  # the signal came after the publish: the new profile must be whole
+    assert after == before, f"{label}: the previous profile changed\n{''.join(lines)}"
+    published = ()
+    if proc.returncode == 0:  # the signal came after the publish: the new profile, beside it, must be whole
         assert pattern == "analysing", "".join(lines)
-        doc = json.loads((workspace["project"] / "infer" / "profile.json").read_text())
+        doc = json.loads((workspace["project"] / "infer2" / "profile.json").read_text())
         assert doc["kind"] == "infer" and "metrics" in doc
-    else:
-        assert after == before, f"{label}: the previous profile changed\n{''.join(lines)}"
+        published = ("infer2",)
     assert "Traceback" not in "".join(lines)
-    assert_no_leftovers(workspace)
+    assert_no_leftovers(workspace, ("infer", *published))
 
 
 def test_two_measurements_into_one_project(workspace):
     project = workspace["project"]
+    previous = digest(project / "infer")
     first, first_lines = start_infer(workspace, project)
     second, second_lines = start_infer(workspace, project)
     assert first.wait(timeout=600) == 0, "".join(first_lines)
     assert second.wait(timeout=600) == 0, "".join(second_lines)
-    doc = json.loads((project / "infer" / "profile.json").read_text())
-    assert doc["kind"] == "infer" and doc["settings"]["runs"] == 40
-    summary = run_cli("summary", str(project / "infer"), "--json", env=workspace["env"])
-    assert summary.returncode == 0, summary.stderr
-    assert json.loads(summary.stdout)["window"]["steps"] == 40
-    assert_no_leftovers(workspace)
+    assert digest(project / "infer") == previous  # the imported profile is kept as it was
+    for name in ("infer2", "infer3"):  # each measurement whole in its own directory
+        doc = json.loads((project / name / "profile.json").read_text())
+        assert doc["kind"] == "infer" and doc["settings"]["runs"] == 40
+        summary = run_cli("summary", str(project / name), "--json", env=workspace["env"])
+        assert summary.returncode == 0, summary.stderr
+        assert json.loads(summary.stdout)["window"]["steps"] == 40
+    assert_no_leftovers(workspace, ("infer", "infer2", "infer3"))

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Iterator
 
 from rich.console import Console
+from rich.markup import escape
 
 from libreyolo_profile.errors import ProfileError, UsageError
+from libreyolo_profile.textsafe import safe_text
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -33,11 +35,11 @@ PROFILER_OPTIONS = {"record_shapes": False, "with_stack": False, "with_modules":
 
 
 def warn(message: str) -> None:
-    console.print(f"[bold yellow]warning:[/] {message}")
+    console.print(f"[bold yellow]warning:[/] {escape(safe_text(message))}")
 
 
 def note(message: str) -> None:
-    console.print(f"[dim]{message}[/]")
+    console.print(f"[dim]{escape(safe_text(message))}[/]")
 
 
 def quiet_libreyolo_logging() -> None:
@@ -357,13 +359,22 @@ def status(message: str) -> Iterator[None]:
 
 def write_and_print(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command: list[str],
                     settings: dict, env: dict, model: dict, marks: dict, as_json: bool,
-                    report: bool = True) -> dict:
+                    report: bool = True, exist_ok: bool = False) -> dict:
+    """Publish the profile into `out_dir`, or, where a profile is already there and not `exist_ok`,
+    into the next free `out_dir`2, 3, … (said on stderr); the report and the summary follow it."""
     from libreyolo_profile.readers import summary
     from libreyolo_profile.store.writer import write_profile
 
-    with status(f"analysing {len(trials)} trial trace(s) and writing {out_dir}/profile.json"):
-        doc = write_profile(out_dir, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
-                            settings=settings, environment=env, model=model, marks=marks)
+    wanted = Path(out_dir)
+    with status(f"analysing {len(trials)} trial trace(s) and writing {wanted}/profile.json"):
+        doc, out_dir = write_profile(wanted, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
+                                     settings=settings, environment=env, model=model, marks=marks,
+                                     exist_ok=exist_ok)
+    if out_dir != wanted:
+        from rich.markup import escape
+
+        note(escape(f"{wanted} is taken and was kept; this profile went to {out_dir} "
+                    "(--exist-ok replaces it instead)"))
     if report:
         try:
             from libreyolo_profile.readers.report import write_report

@@ -233,7 +233,8 @@ def profile_infer(opts: dict, argv: list[str]) -> dict:
         return common.write_and_print(project / "infer", kind="infer", trials=trials, keep_trace=bool(opts["trace"]),
                                       command=list(argv), settings=settings, env=env, model=model_info,
                                       marks=marks, as_json=bool(opts["as_json"]),
-                                      report=bool(opts.get("report", True)))
+                                      report=bool(opts.get("report", True)),
+                                      exist_ok=bool(opts.get("exist_ok", False)))
 
 
 def common_cpu_profile_memory() -> bool:

@@ -538,7 +538,8 @@ def profile_run(opts: dict, argv: list[str]) -> dict:
         return common.write_and_print(project / "train", kind="train", trials=trials, keep_trace=True,
                                       command=list(argv), settings=settings, env=env, model=model_info,
                                       marks=marks, as_json=bool(opts["as_json"]),
-                                      report=bool(opts.get("report", True)))
+                                      report=bool(opts.get("report", True)),
+                                      exist_ok=bool(opts.get("exist_ok", False)))
 
 
 def _optimizer_desc(trainer) -> dict:

@@ -5,26 +5,35 @@ The figures come from the readers' own SQL (summary's build, sql/ops.sql, sql/ke
 sql/report_steps.sql, compare's build); report_page.py turns them into HTML and report_svg.py
 draws the charts. Where the file goes: `--out`, else `report.html` beside a profile of ours in a
 writable directory, else `./report.html` (a foreign trace, or a read-only profile: the reader
-never writes beside its input then).
+never writes beside its input then). Whichever it is, store/atomic.py `write_output` guards it: never
+through a symlink, onto a non-regular file or onto an input; an existing file that is not a report of
+ours only with --force.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from libreyolo_profile import __version__
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.readers import summary
 from libreyolo_profile.readers.common import PHASES, emit_json, open_tables, records, run_sql
+from libreyolo_profile.store.atomic import write_output
 from libreyolo_profile.store.cache import cache_root
-from libreyolo_profile.store.schema import PROFILE_FILE
+from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
 
 REPORT_FILE = "report.html"
 COMPARE_FILE = "report_vs.html"
 TOP = 15
+# report_page.py puts this in every page's <head>: it tells an earlier report of ours, which a new
+# one may replace, from any other file (which only --force replaces)
+GENERATOR_MARKER = b'<meta name="generator" content="libreyolo-profile report">'
+# pages written before the marker existed end with this footer
+_LEGACY_FOOTER = b"<footer>written by libreyolo-profile "
+# the files of a profile directory a report reads: never a place to write it
+_PROFILE_INPUTS = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, *(f"{t}.parquet" for t in TABLES))
 
 
 def _steps(con) -> tuple[list[dict], object, int]:
@@ -95,28 +104,38 @@ def default_out(home: Path | None, name: str = REPORT_FILE) -> Path:
     return Path.cwd() / name
 
 
-def write_html(text: str, out: Path) -> Path:
-    """Write atomically: a reader opening the file never sees half a report."""
+def is_report(path: Path) -> bool:
+    """An HTML report written by `libreyolo profile report` (or beside a measured profile)."""
+    try:
+        with open(path, "rb") as handle:
+            if GENERATOR_MARKER in handle.read(8192):
+                return True
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))
+            return _LEGACY_FOOTER in handle.read()
+    except OSError:
+        return False
+
+
+def report_inputs(*sources: Path | None, homes: tuple[Path | None, ...] = ()) -> list[Path]:
+    """Every file the report reads: the paths given, and the profile files in each side's directory."""
+    inputs = [Path(s) for s in sources if s is not None]
+    for home in homes:
+        if home is not None:
+            inputs += [Path(home) / name for name in _PROFILE_INPUTS]
+    return inputs
+
+
+def write_html(text: str, out: Path, *, inputs: list[Path] = (), force: bool = False) -> Path:
+    """Write atomically (a reader opening the file never sees half a report), never through a symlink,
+    onto a non-regular file or onto an input, and over a file that is not a report only with `force`."""
     out = Path(out)
-    if out.is_dir():
+    if out.is_dir() and not out.is_symlink():
         raise UsageError(f"--out {out} is a directory: name the HTML file, e.g. {out / REPORT_FILE}")
-    directory = out.parent if str(out.parent) else Path(".")
-    if not directory.is_dir():
-        raise UsageError(f"cannot write {out}: no such directory {directory}")
-    try:
-        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=directory, prefix=f".{out.name}.",
-                                             suffix=".tmp", delete=False)
-    except OSError as exc:
-        raise UsageError(f"cannot write {out}: {exc.strerror or exc}; pass --out to put the report elsewhere") from None
-    try:
-        with handle:
-            handle.write(text)
-        os.chmod(handle.name, 0o644)
-        os.replace(handle.name, out)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
-    return out
+
+    def write(path: Path) -> None:
+        path.write_text(text, encoding="utf-8")
+
+    return write_output(out, write, what="report", ours=is_report, inputs=inputs, force=force, mode=0o644)
 
 
 def render(trace: Path, vs: Path | None = None) -> tuple[str, dict]:
@@ -127,14 +146,15 @@ def render(trace: Path, vs: Path | None = None) -> tuple[str, dict]:
     if vs is None:
         page = report_page.single_page(left)
         return page, {"kind": left["summary"]["profile"]["kind"], "bound": left["summary"]["verdict"].get("bound"),
-                      "home": left["home"]}
+                      "home": left["home"], "homes": (left["home"],)}
     from libreyolo_profile.readers import compare  # the compare reader owns the before/after arithmetic
 
     comparison = compare.build(trace, vs)
     right = gather(vs)
     page = report_page.compare_page(left, right, comparison)
     return page, {"kind": comparison["kind"], "bound": left["summary"]["verdict"].get("bound"),
-                  "vs_bound": right["summary"]["verdict"].get("bound"), "home": left["home"]}
+                  "vs_bound": right["summary"]["verdict"].get("bound"), "home": left["home"],
+                  "homes": (left["home"], right["home"])}
 
 
 def _charts(page: str) -> list[str]:
@@ -143,20 +163,23 @@ def _charts(page: str) -> list[str]:
     return re.findall(r'<svg class="chart" data-chart="([^"]+)"', page)
 
 
-def main(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: bool = False) -> None:
+def main(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: bool = False,
+         force: bool = False) -> None:
     page, facts = render(Path(trace), Path(vs) if vs is not None else None)
     target = Path(out) if out is not None else default_out(facts["home"], COMPARE_FILE if vs is not None else REPORT_FILE)
-    written = write_html(page, target)
+    written = write_html(page, target, inputs=report_inputs(trace, vs, homes=facts["homes"]), force=force)
     if as_json:
         emit_json({"out": str(written.resolve()), "trace": str(trace), "vs": str(vs) if vs is not None else None,
                    "kind": facts["kind"], "bound": facts["bound"], "vs_bound": facts.get("vs_bound"),
                    "bytes": len(page.encode("utf-8")), "charts": _charts(page)})
     else:
-        print(written)
+        from libreyolo_profile.textsafe import safe_line
+
+        print(safe_line(written))  # a path from the user or the trace: keep its escapes inert
 
 
 def write_report(profile_dir: Path) -> Path:
     """For the writers (`run`, `infer`): the report beside a freshly written profile.json."""
     profile_dir = Path(profile_dir)
     page, _ = render(profile_dir)
-    return write_html(page, profile_dir / REPORT_FILE)
+    return write_html(page, profile_dir / REPORT_FILE, inputs=report_inputs(homes=(profile_dir,)))

@@ -74,6 +74,7 @@ def _page(title: str, body: str, producer: str) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
             "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+            "<meta name=\"generator\" content=\"libreyolo-profile report\">"
             f"<title>{esc(title)}</title><style>{STYLE}</style></head><body><main>{body}"
             f"<footer>written by {esc(producer)} · self-contained: no scripts, fonts or network requests; "
             "charts are inline SVG (hover a bar for its figure)</footer></main></body></html>\n")

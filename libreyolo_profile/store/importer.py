@@ -1,6 +1,7 @@
 """Foreign input into our profile form: a PyTorch profiler trace from any machine, or a profile.json
 written by LibreYOLO's built-in profiler. `libreyolo profile import` writes it as a profile directory
-of ours, <project>/<kind>/, so old measurements join the same readers and cross-run queries."""
+of ours, <project>/<kind>/ (or the next free <kind>2, <kind>3, … where that is taken: an import never
+replaces a profile unless --exist-ok), so old measurements join the same readers and cross-run queries."""
 
 from __future__ import annotations
 
@@ -32,27 +33,33 @@ def imported_document(path: Path) -> dict:
     return doc
 
 
-def main(trace: Path, project: Path, as_json: bool) -> None:
-    from libreyolo_profile.readers.common import emit_json
+def main(trace: Path, project: Path, as_json: bool, exist_ok: bool = False) -> None:
+    from libreyolo_profile.readers.common import emit_json, stderr_note
     from libreyolo_profile.store.schema import PROFILE_FILE
     from libreyolo_profile.store.writer import write_directory
 
     doc = imported_document(trace)
-    target = Path(project) / doc["kind"]
-    replaced = (target / PROFILE_FILE).is_file()
-    write_directory(doc, target)
-    result = {"profile": str(target / PROFILE_FILE), "kind": doc["kind"], "device_type": doc.get("device_type"),
-              "source": doc["source"], "replaced": replaced,
+    wanted = Path(project) / doc["kind"]
+    replaced = exist_ok and (wanted / PROFILE_FILE).is_file()
+    target = write_directory(doc, wanted, exist_ok=exist_ok)
+    if target != wanted:
+        stderr_note(f"note: {wanted} is taken and was kept; this profile went to {target} "
+                    f"(--exist-ok replaces it instead)")
+    result = {"profile": str(target / PROFILE_FILE), "directory": str(target), "kind": doc["kind"],
+              "device_type": doc.get("device_type"), "source": doc["source"], "replaced": replaced,
               "verdict": {"bound": doc["verdict"]["bound"], "reason": doc["verdict"]["reason"]},
               "marks": doc.get("marks", {}),
               "rows": {name: len(table["rows"]) for name, table in doc["tables"].items()}}
     if as_json:
         emit_json(result)
         return
-    out = sys.stdout
-    out.write(f"imported {trace} → {target / PROFILE_FILE}{' (replaced the profile there)' if replaced else ''}\n")
-    out.write(f"{doc['kind']} profile · {doc.get('device_type')} · source {doc['source'].get('type')} · "
-              + ", ".join(f"{n} {c} rows" for n, c in result["rows"].items()) + "\n")
-    out.write(f"verdict: {doc['verdict']['bound']} — {doc['verdict']['reason']}\n")
+    from libreyolo_profile.textsafe import safe_line
+
+    # paths and trace-derived text: safe_line keeps escape sequences in them inert on a terminal
+    say = lambda text: sys.stdout.write(safe_line(text) + "\n")  # noqa: E731
+    say(f"imported {trace} → {target / PROFILE_FILE}{' (replaced the profile there)' if replaced else ''}")
+    say(f"{doc['kind']} profile · {doc.get('device_type')} · source {doc['source'].get('type')} · "
+        + ", ".join(f"{n} {c} rows" for n, c in result["rows"].items()))
+    say(f"verdict: {doc['verdict']['bound']} — {doc['verdict']['reason']}")
     for name, text in result["marks"].items():
-        out.write(f"mark {name}: {text}\n")
+        say(f"mark {name}: {text}")

@@ -1,5 +1,6 @@
 """Write a measured profile: profile.json, the parquet sidecars, the trace and the repeat file,
-published atomically into <project>/<kind>/."""
+published atomically into <project>/<kind>/, or, where that is taken, the next free <kind>2, <kind>3, …
+(`exist_ok` replaces it in place instead)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from libreyolo_profile.store.analyse import analyse_trace
-from libreyolo_profile.store.atomic import publish, staging_dir
+from libreyolo_profile.store.atomic import claim, publish, staging_dir
 from libreyolo_profile.store.capture import TrialCapture
 from libreyolo_profile.store.document import build_document, repeat_document
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
@@ -21,8 +22,12 @@ def dump_json(doc: dict, path: Path) -> None:
     path.write_text(json.dumps(doc, indent=1, allow_nan=False, default=str), encoding="utf-8")
 
 
-def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: bool = False) -> None:
-    """Stage profile.json (+ repeat file, sidecars, trace copy) and publish it as `target`."""
+def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: bool = False,
+                    exist_ok: bool = True) -> Path:
+    """Stage profile.json (+ repeat file, sidecars, trace copy) and publish it; returns where it went.
+
+    exist_ok: replace `target` in place (the reader cache rebuilds its entries so). Otherwise an
+    occupied `target` is kept and the profile goes to the first free `target2`, `target3`, …"""
     staged = staging_dir(target)
     try:
         write_sidecars(doc, staged)
@@ -31,7 +36,10 @@ def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: 
         if repeat:
             dump_json(repeat_document(doc), staged / REPEAT_FILE)
         dump_json(doc, staged / PROFILE_FILE)
+        if not exist_ok:
+            return claim(staged, target)
         publish(staged, target, keep=OWNED_FILES)
+        return target
     finally:
         if staged.exists():
             shutil.rmtree(staged, ignore_errors=True)
@@ -39,12 +47,14 @@ def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: 
 
 def write_profile(out_dir: Path, *, kind: str, trials: list[TrialCapture], keep_trace: bool,
                   command: list[str], settings: dict, environment: dict, model: dict,
-                  marks: dict) -> dict:
-    """Analyse every trial's trace and publish the profile into `out_dir`; returns the document."""
+                  marks: dict, exist_ok: bool = False) -> tuple[dict, Path]:
+    """Analyse every trial's trace and publish the profile into `out_dir` (or the next free name
+    beside it, unless exist_ok); returns the document and the directory it went to."""
     analyses = [analyse_trace(t.trace_path, kind, t.images_per_step) for t in trials]
     device_type = "cpu" if str(settings.get("device", "")).startswith("cpu") else None
     doc = build_document(analyses, list(trials), source={"type": "measured"}, command=command,
                          settings=settings, environment=environment, model=model, marks=marks,
                          device_type=device_type)
-    write_directory(doc, Path(out_dir), trials[-1].trace_path if keep_trace else None, repeat=len(trials) > 1)
-    return doc
+    written = write_directory(doc, Path(out_dir), trials[-1].trace_path if keep_trace else None,
+                              repeat=len(trials) > 1, exist_ok=exist_ok)
+    return doc, written
