@@ -103,3 +103,39 @@ def test_loader_never_crashes(tmp_path, monkeypatch, data):
     except ProfileError:
         return
     assert isinstance(loaded.doc, dict) and "metrics" in loaded.doc
+
+
+# between tokens: json.dumps writes `, ` and `: ` only there (no name in SEED holds them), and lines end outside strings
+_GAPS = [i + 1 for i in range(len(SEED)) if SEED[i:i + 2] in (b", ", b": ") or SEED[i:i + 1] == b"\n"]
+
+
+@FUZZ
+@given(runs=st.lists(st.tuples(st.sampled_from(_GAPS), st.integers(1, 5000), st.sampled_from([b" ", b"\n", b"\t", b"\r\n"])),
+                     max_size=6),
+       block=st.sampled_from([64, 1024, 4 << 20]))
+def test_whitespace_runs_never_change_the_table(tmp_path, monkeypatch, runs, block):
+    """Whitespace between tokens, any amount, anywhere, across any block size: the same table."""
+    data = SEED
+    for at, n, space in sorted(runs, reverse=True):  # from the end, so earlier gaps keep their offsets
+        data = data[:at] + space * n + data[at:]
+    monkeypatch.setattr(trace_parse, "_BLOCK", block)
+    parsed = _parse_bytes(data, tmp_path)
+    assert parsed is not None
+    for name in EVENT_SCHEMA.names:
+        got, want = parsed.events[name].to_pylist(), _SEED_TABLE[name].to_pylist()
+        if name == "input_dims":  # kept as written, whitespace and all: compare as JSON
+            got, want = ([None if v is None else json.loads(v) for v in values] for values in (got, want))
+        assert got == want, name
+
+
+def _seed_table():
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "seed.json"
+        path.write_bytes(SEED)
+        return parse_trace(path).events
+
+
+_SEED_TABLE = _seed_table()

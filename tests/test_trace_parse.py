@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -199,3 +200,97 @@ def test_typed_values_other_traces_use(tmp_path):
     assert table["ts_text"].to_pylist() == ["123.456789", "1712195495519689.047", "5"]
     assert table["name"].to_pylist() == ["k", "17", "mark"]
     assert table["stream"].to_pylist() == ["0x0", None, None]
+
+
+# ------------------------------------------------------------------------------------------------
+# hostile input: caps (passed as parameters) and whitespace runs
+
+from libreyolo_profile.errors import UnanalysableError, UsageError  # noqa: E402
+from libreyolo_profile.store.trace_parse import Limits  # noqa: E402
+from tests.bad_inputs.make_bad_inputs import BOM, clean_events, kineto_text  # noqa: E402
+
+RUN = b" \n\t\r" * 4096  # 16 KiB of whitespace: many 1 KiB blocks of nothing else below
+
+
+@pytest.fixture
+def synthetic(tmp_path):
+    path = tmp_path / "clean.json"
+    path.write_bytes(kineto_text(clean_events(steps=4)))
+    return path
+
+
+@pytest.mark.parametrize("where", ["before", "after_key", "after_bracket", "after_brace", "after_comma",
+                                   "before_close", "after_close", "at_end"])
+def test_whitespace_runs_anywhere_leave_the_table_alone(synthetic, tmp_path, monkeypatch, where):
+    """Runs of whitespace wherever JSON allows it, many blocks long: the same table as without, and
+    the text after the events (the header's other fields) still read."""
+    clean = synthetic.read_bytes()
+    expected = parse_trace(synthetic)
+    first_event_end = clean.index(b"},\n") + 1
+    at = {"before": 0, "after_key": clean.index(b'"traceEvents":') + len(b'"traceEvents":'),
+          "after_bracket": clean.index(b"[") + 1, "after_brace": first_event_end,
+          "after_comma": first_event_end + 1, "before_close": clean.rindex(b"]"),
+          "after_close": clean.rindex(b"]") + 1, "at_end": len(clean)}[where]
+    path = tmp_path / "spaced.json"
+    path.write_bytes(clean[:at] + RUN + clean[at:])
+    monkeypatch.setattr(trace_parse, "_BLOCK", 1024)
+    parsed = parse_trace(path, limits=Limits(max_event_bytes=64 << 10))
+    assert parsed.events.equals(expected.events)
+    assert parsed.devices == expected.devices and parsed.devices
+    assert not parsed.stats.truncated and parsed.stats.bytes_read == len(clean) + len(RUN)
+
+
+def test_byte_order_mark_is_skipped(synthetic, tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(BOM + synthetic.read_bytes())
+    assert parse_trace(path).events.equals(parse_trace(synthetic).events)
+
+
+def test_one_event_past_the_cap_is_refused(tmp_path):
+    """One 2 MiB name: read under the default cap (64 MiB), refused under a 1 MiB cap."""
+    events = clean_events(steps=2)
+    events[1]["name"] = "x" * (2 << 20)
+    path = tmp_path / "long_name.json"
+    path.write_bytes(kineto_text(events))
+    assert parse_trace(path).events["name"].to_pylist()[1] == events[1]["name"]
+    with pytest.raises(UnanalysableError, match="capped at 1 MiB"):
+        parse_trace(path, limits=Limits(max_event_bytes=1 << 20))
+
+
+def test_inflating_past_the_cap_is_refused(synthetic, tmp_path):
+    data = synthetic.read_bytes()
+    path = tmp_path / "clean.json.gz"
+    path.write_bytes(gzip.compress(data))
+    assert parse_trace(path, limits=Limits(max_inflated_bytes=len(data))).events.num_rows > 0
+    with pytest.raises(UnanalysableError, match="decompression bomb"):
+        parse_trace(path, limits=Limits(max_inflated_bytes=len(data) - 1))
+
+
+def test_default_inflation_cap_scales_with_the_file():
+    limits = Limits()
+    assert limits.inflated_cap(1 << 20) == trace_parse.MIN_INFLATED_CAP
+    assert limits.inflated_cap(1 << 30) == trace_parse.MAX_INFLATION_RATIO << 30  # a 1 GiB gzip: 200 GiB inflated
+    assert Limits(max_inflated_bytes=5).inflated_cap(1 << 30) == 5
+
+
+def test_caps_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LIBREYOLO_PROFILE_MAX_EVENT_MB", "0.5")
+    monkeypatch.setenv("LIBREYOLO_PROFILE_MAX_INFLATED_MB", "3")
+    assert Limits.from_env() == Limits(max_event_bytes=1 << 19, max_inflated_bytes=3 << 20)
+    monkeypatch.setenv("LIBREYOLO_PROFILE_MAX_INFLATED_MB", "lots")
+    with pytest.raises(UsageError, match="LIBREYOLO_PROFILE_MAX_INFLATED_MB"):
+        Limits.from_env()
+
+
+def test_binary_data_is_named(tmp_path):
+    path = tmp_path / "noise.json"
+    path.write_bytes(bytes((i * 197 + 89) % 256 for i in range(4096)))
+    with pytest.raises(UnanalysableError, match=r"not a JSON trace \(binary data\)"):
+        parse_trace(path)
+
+
+def test_special_files_are_refused_before_opening(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # opening it for reading would block: the test would hang, not fail, without the check
+    with pytest.raises(UsageError, match="is a FIFO, not a regular file"):
+        parse_trace(fifo)

@@ -22,14 +22,18 @@ def _f(value, digits=1) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def decide(m: dict, kind: str, on_gpu: bool, thrashing: str | None) -> dict:
-    """The verdict for one profile's metrics: {bound, reason, next_step, evidence}."""
+def decide(m: dict, kind: str, on_gpu: bool, thrashing: str | None, unusable: str | None = None) -> dict:
+    """The verdict for one profile's metrics: {bound, reason, next_step, evidence}. `unusable`: why
+    the trace's times cannot be trusted at all (then no rule can judge them)."""
     t = THRESHOLDS
 
     def verdict(bound, reason, next_step, *evidence):
         return {"bound": bound, "reason": reason, "next_step": next_step,
                 "evidence": {name: m.get(name) for name in evidence}}
 
+    if unusable:
+        return verdict("unknown", unusable, "profile again: the trace's durations were lost or corrupted "
+                       "(a killed or buggy profiler, or a tool that rewrote the trace)", "step_ms")
     if thrashing:
         return verdict("memory-pressure", f"device memory thrashed in the window: {thrashing}",
                        "lower --batch or --imgsz until the allocator stops retrying; utilization and throughput "

@@ -10,7 +10,7 @@ from pathlib import Path
 from libreyolo_profile.sqlfiles import sql_text
 from libreyolo_profile.store.ingest import compute_metrics, ingest
 from libreyolo_profile.store.schema import TABLES
-from libreyolo_profile.store.trace_parse import parse_trace
+from libreyolo_profile.store.trace_parse import damage_notes, parse_trace
 from libreyolo_profile.errors import UnanalysableError
 
 TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES}
@@ -19,7 +19,10 @@ TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES}
 def analyse_trace(path: Path, kind_hint: str | None = None, images_per_step: int | None = None) -> dict:
     parsed = parse_trace(path)
     con = ingest(parsed, kind_hint)
-    parsed.events = None  # DuckDB holds what it needs now; let the raw columns go
+    try:
+        durations = _duration_counts(con, parsed)
+    finally:
+        parsed.events = None  # DuckDB holds what it needs now; let the raw columns go
     try:
         if con.execute("SELECT count(*) FROM step_ranges").fetchone()[0] == 0:
             raise UnanalysableError(f"{path}: the trace holds no host ops, annotations or device work to analyse")
@@ -57,4 +60,21 @@ def analyse_trace(path: Path, kind_hint: str | None = None, images_per_step: int
         "device_properties": parsed.devices,
         "rank": parsed.rank,
         "world_size": parsed.world_size,
+        "damage": damage_notes(parsed.stats) if parsed.stats is not None else [],
+        "duration_events": durations[0],
+        "usable_durations": durations[1],
     }
+
+
+def _duration_counts(con, parsed) -> tuple[int, int]:
+    """(duration events, those whose duration is usable: a positive finite number). The SQL reads an
+    unusable duration (negative, NaN, missing) as 0, so without this a trace of nothing but broken
+    durations would look like an idle GPU."""
+    cursor = con.cursor()  # its own statement state: the ingest connection may hold a pending result
+    try:
+        cursor.register("duration_check_events", parsed.events)
+        return cursor.execute("""
+            SELECT count(*), count(*) FILTER (WHERE TRY_CAST(dur_text AS DECIMAL(38, 6)) > 0)
+            FROM duration_check_events WHERE ph = 'X'""").fetchone()
+    finally:
+        cursor.close()

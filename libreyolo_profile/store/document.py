@@ -14,6 +14,9 @@ from libreyolo_profile.store.capture import TrialCapture
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
 
 # Internal columns of sql/metrics.sql that are inputs to others, not `get` fields.
+DAMAGE_MARK = "trace_damaged"  # what reading the trace repaired, left out or recovered; repeated on every read
+DURATIONS_MARK = "durations_unusable"
+
 _INTERNAL = {"kind", "window_source", "images_per_step_source", "busiest_device", "step_host_ms",
              "peak_reserved_mb", "peak_host_mem_mb", "device_malloc_calls", "negative_duration_events"}
 
@@ -86,6 +89,16 @@ def _null_reasons(m: dict, analysis: dict) -> dict:
     return reasons
 
 
+def _unusable_durations(analysis: dict) -> str | None:
+    """Why no time in the trace can be trusted, when none of its duration events has a usable
+    duration (they all read as 0: every share, utilization and step time would be made up)."""
+    total, usable = analysis.get("duration_events"), analysis.get("usable_durations")
+    if not total or usable:
+        return None
+    return (f"none of the trace's {total:,} duration events has a usable duration (each is negative, NaN, zero or "
+            "missing): step times, utilization and shares cannot be computed")
+
+
 def _repeat_stats(trials: list[dict]) -> dict:
     stats = {}
     for name in METRICS:
@@ -120,9 +133,14 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
     thrashing = None
     for m, c in zip(per_trial, captures):
         thrashing = thrashing or thrashing_evidence(m, c, total_mb)
-    verdict = decide(metrics, kind, on_gpu, thrashing)
+    unusable = _unusable_durations(last)
+    verdict = decide(metrics, kind, on_gpu, thrashing, unusable)
 
     all_marks = dict(marks or {})
+    if last.get("damage"):
+        all_marks[DAMAGE_MARK] = "the trace was damaged: " + "; ".join(last["damage"])
+    if unusable:
+        all_marks[DURATIONS_MARK] = unusable
     if device_type == "cpu":
         all_marks["cpu_profile"] = ("CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not "
                                     "apply; see `ops` for where the time goes")

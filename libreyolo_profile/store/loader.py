@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFIL
                                             REPEAT_SCHEMA, SCHEMA_VERSION, TABLES, TRACE_FILE)
 
 _OUR_SCHEMAS = (PROFILE_SCHEMA, REPEAT_SCHEMA)
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark (some editors write one): skipped, json.loads skips it too
 
 
 @dataclass
@@ -28,20 +31,46 @@ class Loaded:
 
 
 def _check_readable(path: Path) -> None:
-    if not os.path.exists(path):
-        raise UsageError(f"no such file or directory: {path}")
+    """Exists, is readable, and is a directory or a regular file: a FIFO would block the first read
+    forever and a device or socket never ends, so they are refused before anything opens them."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"no such file or directory: {path}") from None
+    except PermissionError:
+        raise UsageError(f"permission denied: {path}") from None
+    except OSError as exc:  # a symlink loop, a name too long
+        raise UsageError(f"cannot open {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"{path} is {_special_file_kind(info.st_mode)}, not a regular file")
     if not os.access(path, os.R_OK):
         raise UsageError(f"permission denied: {path}")
 
 
+def _special_file_kind(mode: int) -> str:
+    from libreyolo_profile.store.trace_parse import special_file_kind  # not at import: `get` stays light
+
+    return special_file_kind(mode)
+
+
 def _peek(path: Path, size: int = 4096) -> bytes:
+    """The first bytes of a regular file. Opened non-blocking and checked again once open, so a FIFO
+    swapped in after `_check_readable` cannot block us either."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except PermissionError:
         raise UsageError(f"permission denied: {path}") from None
     except IsADirectoryError:
         raise UsageError(f"{path} is a directory") from None
+    except FileNotFoundError:
+        raise UsageError(f"no such file or directory: {path}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UsageError(f"{path} is {_special_file_kind(mode)}, not a regular file")
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
 
 
 def _read_document(path: Path) -> dict:
@@ -87,15 +116,15 @@ def load_document(path: Path) -> Loaded:
     _check_readable(path)
     if path.is_dir():
         target = _profile_in_directory(path)
-        return Loaded(_validate(_read_document(target), target), target.parent, path)
-    head = _peek(path)
+        return _repeat_damage_warning(Loaded(_validate(_read_document(target), target), target.parent, path))
+    head = _peek(path).removeprefix(_BOM)
     if not head.strip():
         raise UnanalysableError(f"{path}: the file is empty")
     if head[:2] != b"\x1f\x8b":
         text = head.lstrip()
         schema = _schema_of(text)
         if schema in _OUR_SCHEMAS:
-            return Loaded(_validate(_read_document(path), path), path.parent, path)
+            return _repeat_damage_warning(Loaded(_validate(_read_document(path), path), path.parent, path))
         if schema == BUILTIN_SCHEMA:
             from libreyolo_profile.store.builtin import load_builtin
 
@@ -103,8 +132,21 @@ def load_document(path: Path) -> Loaded:
         if path.name == TRACE_FILE and (path.parent / PROFILE_FILE).is_file():
             # our own trace: its profile.json knows what the trace alone cannot (images, overhead)
             target = path.parent / PROFILE_FILE
-            return Loaded(_validate(_read_document(target), target), path.parent, path)
+            return _repeat_damage_warning(Loaded(_validate(_read_document(target), target), path.parent, path))
     return _load_trace(path)
+
+
+def _repeat_damage_warning(loaded: Loaded) -> Loaded:
+    """Say again what reading the trace had to repair or recover: the first read said it while
+    parsing; every later read of the profile (cached or imported) says it from its mark."""
+    from libreyolo_profile.store.document import DAMAGE_MARK
+
+    note = (loaded.doc.get("marks") or {}).get(DAMAGE_MARK)
+    if note:
+        from libreyolo_profile.textsafe import safe_text
+
+        print(safe_text(f"warning: {loaded.path}: {note}"), file=sys.stderr)
+    return loaded
 
 
 def _schema_of(head: bytes) -> str | None:
@@ -124,26 +166,63 @@ def _schema_of(head: bytes) -> str | None:
     return rest[1:end].decode("utf-8", "replace") if end > 0 else None
 
 
+def _cached_document(home: Path) -> dict | None:
+    """The valid profile.json of a cache entry; None when absent, damaged or not a real directory."""
+    from libreyolo_profile.store.cache import is_entry
+
+    if not is_entry(home) or not (home / PROFILE_FILE).is_file():
+        return None
+    try:
+        return _validate(_read_document(home / PROFILE_FILE), home)
+    except (UnanalysableError, UsageError):
+        return None  # a damaged entry is rebuilt
+
+
 def load_converted(path: Path, area: str, convert) -> Loaded:
     """A foreign input (a trace, a built-in profile) converted once into the cache by `convert`,
-    keyed by the file's identity and content; later reads open the cached profile directory."""
-    home = cache_root() / area / trace_key(path)
-    if (home / PROFILE_FILE).is_file():
-        try:
-            return Loaded(_validate(_read_document(home / PROFILE_FILE), home), home, path)
-        except UnanalysableError:
-            pass  # a damaged cache entry is rebuilt below
-    from libreyolo_profile.store.writer import write_directory
+    keyed by the file's identity and content; later reads open the cached profile directory.
 
+    The entry is built in a private work directory and renamed into place whole; of concurrent
+    readers converting the same input, the first to publish wins and the others read its entry
+    (each conversion has its own generation, so an entry's sidecars match only its own document)."""
+    from libreyolo_profile.store.cache import publish_entry, scratch, writing
+
+    key = trace_key(path)
+    home = cache_root() / area / key
+    cached = _cached_document(home)
+    if cached is not None:
+        return Loaded(cached, home, path)
     doc = convert(path)
-    write_directory(doc, home)
-    return Loaded(doc, home, path)
+
+    def publish(root: Path) -> Loaded:
+        from libreyolo_profile.store.writer import write_directory
+
+        home = root / area / key
+        with scratch(area) as work:
+            staged = work / "entry"
+            write_directory(doc, staged)
+            if publish_entry(staged, home, lambda entry: _cached_document(entry) is not None, retired=work):
+                return Loaded(doc, home, path)
+        theirs = _cached_document(home)
+        # theirs vanishing again cannot happen to a good entry; without one, sidecars are rebuilt from doc
+        return Loaded(theirs, home, path) if theirs is not None else Loaded(doc, None, path)
+
+    return writing(publish)
 
 
 def _load_trace(path: Path) -> Loaded:
     from libreyolo_profile.store.importer import profile_from_trace
 
-    return load_converted(path, "traces", profile_from_trace)
+    parsed_now = []
+
+    def convert(trace: Path) -> dict:
+        parsed_now.append(trace)  # the parser says the damage itself
+        return profile_from_trace(trace)
+
+    loaded = load_converted(path, "traces", convert)
+    if not parsed_now:
+        _repeat_damage_warning(loaded)
+    return loaded
 
 
 def _sidecars_match(home: Path, doc: dict) -> bool:
@@ -167,14 +246,26 @@ def _sidecars_match(home: Path, doc: dict) -> bool:
 
 def sidecar_dir(loaded: Loaded) -> Path:
     """The directory whose parquet files match the document: beside it, or rebuilt in the cache."""
+    from libreyolo_profile.store.cache import is_entry, publish_entry, scratch, writing
+
     if loaded.home is not None and _sidecars_match(loaded.home, loaded.doc):
         return loaded.home
     encoded = json.dumps(loaded.doc["tables"], sort_keys=True, default=str).encode()
-    home = cache_root() / "sidecars" / bytes_key(encoded + str(loaded.doc.get("generation")).encode())
-    if _sidecars_match(home, loaded.doc):
-        return home
-    from libreyolo_profile.store.sidecars import write_sidecars
+    key = bytes_key(encoded + str(loaded.doc.get("generation")).encode())
+    home = cache_root() / "sidecars" / key
+    if is_entry(home) and _sidecars_match(home, loaded.doc):
+        return home  # a read-only cache still answers what it holds
 
-    home.mkdir(parents=True, exist_ok=True)
-    write_sidecars(loaded.doc, home)
-    return home
+    def rebuild(root: Path) -> Path:
+        """Written whole in a private work directory, then renamed into place (see cache.publish_entry)."""
+        from libreyolo_profile.store.sidecars import write_sidecars
+
+        home = root / "sidecars" / key
+        with scratch("sidecars") as work:
+            staged = work / "entry"
+            staged.mkdir()
+            write_sidecars(loaded.doc, staged)
+            publish_entry(staged, home, lambda entry: _sidecars_match(entry, loaded.doc), retired=work)
+        return home
+
+    return writing(rebuild)

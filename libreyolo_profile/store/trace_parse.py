@@ -17,6 +17,9 @@ How (see ../shared/notes/trace-parsing-measurements.md for the measurements behi
   inf/NaN, unescaped quotes in names: real PyTorch bugs), else salvaged event by event; a file cut
   off mid-way yields its complete events. What was repaired, dropped or cut off is counted in
   `TraceStats` and said on stderr.
+- hostile input is bounded (`Limits`): whitespace runs are skipped in linear time, one event's text
+  (so any one JSON string) and the inflated size of a gzip are capped, and past a cap the trace is
+  refused with one line instead of hanging or exhausting memory.
 - a large plain (not gzip) file is split into two byte ranges at an event boundary and the second
   range is decoded by a second process.
 """
@@ -29,8 +32,8 @@ import os
 import re
 import shutil
 import signal
+import stat
 import sys
-import tempfile
 import time
 import zlib
 from operator import attrgetter
@@ -42,6 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from libreyolo_profile.errors import UnanalysableError, UsageError
+from libreyolo_profile.textsafe import safe_line
 
 _NULL = msgspec.Raw(b"null")
 
@@ -142,7 +146,60 @@ _PIECE = 128 << 10  # bytes decoded at a time: small enough that the Structs sta
 _BATCH_ROWS = 32768  # rows per Arrow record batch
 _SPILL_BYTES = 64 << 20  # Arrow output beyond this goes to a memory-mapped temporary file
 _PARALLEL_BYTES = 32 << 20  # plain files at least this big are decoded by two processes (a 100 MB trace: 1.2 s → 0.75 s on 2 idle cores; below, forking costs more than it saves)
-_MAX_PREFIX = 256 << 20  # bytes searched for the "traceEvents" key before giving up
+_MAX_PREFIX = 256 << 20  # bytes searched for the "traceEvents" key before giving up (and header kept after the events)
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some editors and Windows tools write first: skipped
+_SPACE = re.compile(rb"[ \t\r\n]*")
+
+
+def _more_of_a_space_run(text: bytes | bytearray, block) -> bool:
+    """`block` is nothing but whitespace and `text` already ends in whitespace: the block adds
+    nothing a JSON reader needs (one space stands for any run), so a run of gigabytes is never held.
+    Fails fast on a real block, at its first byte that is not whitespace."""
+    return text[-1:].isspace() and _SPACE.fullmatch(block) is not None
+
+# Caps against hostile input. None bothers a real trace: the largest real event is a few KB (long
+# Input Dims), and real Kineto gzips inflate 9-30x (the shared traces) where a gzip of whitespace or
+# of one long string inflates ~1000x.
+MAX_EVENT_BYTES = 64 << 20  # one event's text, so any one JSON string inside it
+MAX_INFLATION_RATIO = 200  # a gzip may inflate to this many times its size ...
+MIN_INFLATED_CAP = 256 << 20  # ... or to this much, whichever is more
+_ENV_MAX_EVENT = "LIBREYOLO_PROFILE_MAX_EVENT_MB"
+_ENV_MAX_INFLATED = "LIBREYOLO_PROFILE_MAX_INFLATED_MB"
+
+
+class Limits(msgspec.Struct, frozen=True):
+    """How much one trace may make the reader hold or inflate."""
+    max_event_bytes: int = MAX_EVENT_BYTES
+    max_inflated_bytes: int | None = None  # None: max(MIN_INFLATED_CAP, MAX_INFLATION_RATIO × file size)
+
+    @classmethod
+    def from_env(cls) -> "Limits":
+        """The defaults, or the sizes (MiB) named by LIBREYOLO_PROFILE_MAX_EVENT_MB and
+        LIBREYOLO_PROFILE_MAX_INFLATED_MB, for a real trace beyond them (or a test)."""
+        return cls(max_event_bytes=_env_mib(_ENV_MAX_EVENT) or MAX_EVENT_BYTES,
+                   max_inflated_bytes=_env_mib(_ENV_MAX_INFLATED))
+
+    def inflated_cap(self, compressed_size: int) -> int:
+        if self.max_inflated_bytes is not None:
+            return self.max_inflated_bytes
+        return max(MIN_INFLATED_CAP, MAX_INFLATION_RATIO * compressed_size)
+
+
+def _env_mib(name: str) -> int | None:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise UsageError(f"{name}={text!r}: expected a positive number of MiB")
+    return int(value * (1 << 20))
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):,.0f} MiB"
 
 
 def _gzip_decompressor():
@@ -159,8 +216,9 @@ def _gzip_decompressor():
 class _Source:
     """Decompressed blocks of a file (or of the byte range [start, end) of a plain file)."""
 
-    def __init__(self, path: Path, start: int = 0, end: int | None = None):
+    def __init__(self, path: Path, start: int = 0, end: int | None = None, limits: Limits | None = None):
         self.path = path
+        self.limits = limits or Limits()
         try:
             self.handle = open(path, "rb")
         except FileNotFoundError:
@@ -178,6 +236,8 @@ class _Source:
         self.decompressor, self.gzip_error = _gzip_decompressor() if self.gzip else (None, None)
         self.truncated_gzip = False
         self.corrupt_gzip: str | None = None
+        self.inflated = 0
+        self.inflated_cap = self.limits.inflated_cap(self.size)
 
     def position(self) -> int:
         return self.handle.tell()
@@ -216,6 +276,9 @@ class _Source:
                 self.remaining = 0
                 return
             if out:
+                self.inflated += len(out)
+                if self.inflated > self.inflated_cap:
+                    self._refuse_bomb()
                 yield out
             if self.decompressor.eof:
                 raw = self.decompressor.unused_data
@@ -225,6 +288,12 @@ class _Source:
                     return
             else:
                 raw = self.decompressor.unconsumed_tail
+
+    def _refuse_bomb(self):
+        raise UnanalysableError(
+            f"{self.path}: the gzip inflates past {_mib(self.inflated_cap)} "
+            f"({self.inflated_cap / max(self.size, 1):,.0f}x its {self.size:,} bytes; real traces inflate under "
+            f"{MAX_INFLATION_RATIO}x): refused as a decompression bomb (set {_ENV_MAX_INFLATED} to read it anyway)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -499,9 +568,10 @@ class _EventReader:
     """Walks one file (or byte range) and yields record batches; the header and stats after."""
 
     def __init__(self, path: Path, start: int = 0, end: int | None = None, in_array: bool = False,
-                 progress: Callable[[int], None] | None = None):
+                 progress: Callable[[int], None] | None = None, limits: Limits | None = None):
         self.path = Path(path)
-        self.source = _Source(self.path, start, end)
+        self.limits = limits or Limits()
+        self.source = _Source(self.path, start, end, self.limits)
         self.in_array = in_array  # the range starts inside the event array, at an event
         self.progress = progress
         self.stats = TraceStats(bytes_total=self.source.size)
@@ -513,19 +583,27 @@ class _EventReader:
     # -- header ------------------------------------------------------------------------------
     def _find_array(self, blocks: Iterator[bytes]) -> bytes:
         """Consume the JSON before the event array; returns what follows its `[`."""
-        data = b""
+        data = bytearray()  # from the first byte that is not whitespace (any run of it is dropped as it streams by)
         key_at = -1
+        first = True
         for block in blocks:
             searched = max(0, len(data) - 16)
-            data += bytes(block)
             self.stats.bytes_read += len(block)
-            head = data.lstrip()
-            if not head:
+            if first:
+                block = bytes(block).removeprefix(_BOM)
+                first = False
+            if _more_of_a_space_run(data, block):
                 continue
-            if head[:1] == b"[":  # a bare event list
-                return data[data.index(b"[") + 1:]
-            if head[:1] != b"{":
-                raise UnanalysableError(f"{self.path}: not JSON, so not a PyTorch profiler trace")
+            if not data:
+                block = bytes(block).lstrip()
+                if not block:
+                    continue
+                if block[:1] == b"[":  # a bare event list
+                    return block[1:]
+                if block[:1] != b"{":
+                    raise UnanalysableError(f"{self.path}: " + ("not a JSON trace (binary data)" if _is_binary(block)
+                                                                 else "not JSON, so not a PyTorch profiler trace"))
+            data += block
             if key_at < 0:
                 key_at = data.find(b'"traceEvents"', searched)
             if key_at >= 0:
@@ -533,11 +611,11 @@ class _EventReader:
                 if m and len(data) > m.end():
                     if data[m.end():m.end() + 1] != b"[":
                         raise UnanalysableError(f"{self.path}: traceEvents is not a list of events")
-                    self.prefix = data[:m.end()]
-                    return data[m.end() + 1:]
+                    self.prefix = bytes(data[:m.end()])
+                    return bytes(data[m.end() + 1:])
             if len(data) > _MAX_PREFIX:
                 break
-        self._raise_not_a_trace(data)
+        self._raise_not_a_trace(bytes(data))
 
     def _raise_not_a_trace(self, data: bytes):
         if self.source.corrupt_gzip:
@@ -592,20 +670,21 @@ class _EventReader:
                     eof = True
                     break
                 stats.bytes_read += len(block)
+                if _more_of_a_space_run(pending, block):
+                    continue
                 del pending[:pos]
                 pending += block
                 min_cut = max(0, min_cut - pos)
                 pos = 0
                 if self.progress:
                     self.progress(self.source.position())
-            if pos == 0 and not self.in_array and not self.closed:
-                # skip whitespace; an empty array closes at once
-                stripped = len(pending) - len(pending.lstrip())
-                pos = stripped
-                if pending[pos:pos + 1] == b"]":
-                    self.closed = True
-                    self.suffix = bytes(pending[pos + 1:]) + b"".join(map(bytes, self._count(blocks)))
-                    break
+            # skip whitespace between events (any run of it: each byte once, then dropped with `pos`)
+            pos = _SPACE.match(pending, pos).end()
+            if not self.in_array and not self.closed and pending[pos:pos + 1] == b"]":
+                # an empty array closes at once
+                self.closed = True
+                self.suffix = self._rest(bytes(pending[pos + 1:]), blocks)
+                break
             self.in_array = True
             if pos >= len(pending):
                 if eof:
@@ -614,10 +693,12 @@ class _EventReader:
                 continue
             cut = self._cut(pending, pos, min_cut, eof)
             if cut is None and not eof:
-                min_cut = len(pending) - pos  # no boundary yet: read more
+                min_cut = self._check_event_size(len(pending) - pos)  # no boundary yet: read more
                 continue
             end = cut if cut is not None else len(pending)
             size = end - pos
+            if cut is not None:  # a piece cut at a boundary is ~_PIECE long, unless one event in it is huge
+                self._check_event_size(size)
             if len(scratch) < size + 2:
                 scratch = bytearray(size + 2)
             scratch[0] = 0x5B  # [
@@ -637,14 +718,14 @@ class _EventReader:
                     except msgspec.DecodeError as last_exc:
                         events, _ = self._decode_hard(text[:at], True, str(last_exc))
                     self.closed = True
-                    self.suffix = text[at + 1:] + bytes(pending[end:]) + b"".join(map(bytes, self._count(blocks)))
+                    self.suffix = self._rest(text[at + 1:] + bytes(pending[end:]), blocks)
                     self._emit_into(columns, events)
                     break
                 events, consumed = self._decode_hard(piece, cut is None and eof, str(exc))
             self._emit_into(columns, events)
             del events  # release the Raw views into `scratch` before it is reused
             if consumed == 0:
-                min_cut = end - pos  # the first event needs more text than this piece
+                min_cut = self._check_event_size(end - pos)  # the first event needs more text than this piece
                 if eof and cut is None:
                     stats.truncated = True
                     break
@@ -667,10 +748,26 @@ class _EventReader:
         """A range that ends mid-array by design (the first of two processes') is not cut off."""
         return not self.range_ends_mid_array
 
-    def _count(self, blocks: Iterator[bytes]) -> Iterator[bytes]:
+    def _check_event_size(self, size: int) -> int:
+        """`size` bytes hold no event boundary yet: fine up to the cap, refused past it (one huge
+        string, or a run of whitespace inside an event, would otherwise be held whole)."""
+        if size > self.limits.max_event_bytes:
+            raise UnanalysableError(
+                f"{self.path}: {_mib(size)} of text from byte {self.stats.bytes_read - size:,} of the JSON hold no "
+                f"end of an event (capped at {_mib(self.limits.max_event_bytes)}; no profiler writes one event or string "
+                f"that long): refused (set {_ENV_MAX_EVENT} to read it anyway)")
+        return size
+
+    def _rest(self, head: bytes, blocks: Iterator[bytes]) -> bytes:
+        """The JSON after the event array (header fields such as deviceProperties may sit there):
+        read to the end, but only its first _MAX_PREFIX bytes kept, and no block of nothing but whitespace."""
+        kept = bytearray(head.lstrip())
         for block in blocks:
             self.stats.bytes_read += len(block)
-            yield block
+            block = bytes(block)
+            if len(kept) < _MAX_PREFIX and not block.isspace():
+                kept += block.lstrip() if not kept else block
+        return bytes(kept[:_MAX_PREFIX])
 
     @staticmethod
     def _cut(pending: bytes, pos: int, min_cut: int, eof: bool) -> int | None:
@@ -728,7 +825,9 @@ class _Sink:
 
     def _spill(self) -> None:
         if self.spill_dir is None:
-            self.spill_dir = Path(tempfile.mkdtemp(prefix="libreyolo-profile-ingest-"))
+            from libreyolo_profile.store.cache import work_dir  # under the cache, swept if we are killed
+
+            self.spill_dir = work_dir("ingest")
             self.own_dir = True
         self.file = self.spill_dir / f"events-{os.getpid()}.arrow"
         self.writer = pa.ipc.new_file(self.file, EVENT_SCHEMA)
@@ -780,7 +879,7 @@ def _split_point(path: Path, array_start: int, size: int) -> tuple[int, int] | N
     return None
 
 
-def _decode_range(path: Path, start: int, end: int, out: Path) -> None:
+def _decode_range(path: Path, start: int, end: int, out: Path, limits: Limits) -> None:
     """The second process's work: decode [start, end) into an Arrow file plus a small JSON of stats."""
     try:  # die with the parent (a killed reader must not leave a worker behind)
         import ctypes
@@ -788,7 +887,7 @@ def _decode_range(path: Path, start: int, end: int, out: Path) -> None:
     except OSError:
         pass
     gc.disable()
-    reader = _EventReader(path, start, end, in_array=True)
+    reader = _EventReader(path, start, end, in_array=True, limits=limits)
     with pa.ipc.new_file(out.with_suffix(".tmp"), EVENT_SCHEMA) as writer:
         for batch in reader.batches():
             writer.write_batch(batch)
@@ -798,7 +897,7 @@ def _decode_range(path: Path, start: int, end: int, out: Path) -> None:
     out.with_suffix(".json").write_text(json.dumps(result))
 
 
-def _fork_decoder(path: Path, start: int, end: int, out: Path) -> int:
+def _fork_decoder(path: Path, start: int, end: int, out: Path, limits: Limits) -> int:
     """Fork the second decoder: it inherits the imported modules, so it starts at once instead of
     paying a fresh interpreter's ~0.3 s of imports. Returns the child's pid."""
     # The caller may have Python signal handlers (a measurement turns SIGTERM into an exception):
@@ -820,20 +919,20 @@ def _fork_decoder(path: Path, start: int, end: int, out: Path) -> int:
         for signum in stop_signals:
             signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        _decode_range(path, start, end, out)
+        _decode_range(path, start, end, out, limits)
         code = 0
     except BaseException as exc:  # reported by the parent through the missing result file
         try:
-            sys.stderr.write(f"libreyolo-profile: second decoder: {type(exc).__name__}: {exc}\n")
+            sys.stderr.write(safe_line(f"libreyolo-profile: second decoder: {type(exc).__name__}: {exc}") + "\n")
         except Exception:
             pass
     finally:
         os._exit(code)
 
 
-def _parse_parallel(path: Path, progress) -> ParsedTrace | None:
+def _parse_parallel(path: Path, progress, limits: Limits) -> ParsedTrace | None:
     """Two processes over the two halves of a big plain trace; None when it cannot be split."""
-    probe = _EventReader(path)
+    probe = _EventReader(path, limits=limits)
     blocks = probe.source.blocks()
     try:
         rest = probe._find_array(blocks)
@@ -844,13 +943,15 @@ def _parse_parallel(path: Path, progress) -> ParsedTrace | None:
     if split is None:
         return None
     first_end, second_start = split
-    work = Path(tempfile.mkdtemp(prefix="libreyolo-profile-ingest-"))
+    from libreyolo_profile.store.cache import work_dir  # under the cache, swept if we are killed
+
+    work = work_dir("ingest")
     try:
         second = work / "second.arrow"
-        child = _fork_decoder(path, second_start, probe.source.size, second)
+        child = _fork_decoder(path, second_start, probe.source.size, second, limits)
         status = None
         try:
-            first = _EventReader(path, 0, first_end, progress=progress)
+            first = _EventReader(path, 0, first_end, progress=progress, limits=limits)
             first.range_ends_mid_array = True
             sink = _Sink(work)
             sink._spill()
@@ -920,19 +1021,23 @@ class _Progress:
                   file=sys.stderr, flush=True)
 
 
-def iter_event_batches(path: Path, progress: Callable[[int], None] | None = None) -> tuple[_EventReader, Iterator[pa.RecordBatch]]:
+def iter_event_batches(path: Path, progress: Callable[[int], None] | None = None,
+                       limits: Limits | None = None) -> tuple[_EventReader, Iterator[pa.RecordBatch]]:
     """(reader, its batches): stream the events of a trace as EVENT_SCHEMA record batches, one
     process; `reader.header()` and `reader.stats` are complete once the batches are exhausted."""
-    reader = _EventReader(Path(path), progress=progress)
+    reader = _EventReader(Path(path), progress=progress, limits=limits)
     return reader, reader.batches()
 
 
-def parse_trace(path: Path, workers: int | None = None) -> ParsedTrace:
+def parse_trace(path: Path, workers: int | None = None, limits: Limits | None = None,
+                report: bool = True) -> ParsedTrace:
     """The trace's raw events (EVENT_SCHEMA), devices, rank and world size.
 
     Large outputs are backed by a memory-mapped temporary file (already unlinked), so the table
-    does not hold the trace in anonymous memory. `workers=1` forces one process."""
+    does not hold the trace in anonymous memory. `workers=1` forces one process. `limits`: the caps
+    against hostile input (default: `Limits.from_env()`). `report`: say the damage on stderr."""
     path = Path(path)
+    limits = limits or Limits.from_env()
     progress = None
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the collector doubles parse time at this size, and Structs need none
@@ -941,9 +1046,9 @@ def parse_trace(path: Path, workers: int | None = None) -> ParsedTrace:
         progress = _Progress(path, size)
         parsed = None
         if (workers or 2) > 1 and size >= _PARALLEL_BYTES and (os.cpu_count() or 1) > 1 and not _is_gzip(path):
-            parsed = _parse_parallel(path, progress)
+            parsed = _parse_parallel(path, progress, limits)
         if parsed is None:
-            reader, batches = iter_event_batches(path, progress)
+            reader, batches = iter_event_batches(path, progress, limits)
             sink = _Sink()
             try:
                 for batch in batches:
@@ -954,7 +1059,8 @@ def parse_trace(path: Path, workers: int | None = None) -> ParsedTrace:
             parsed = _finish(path, table, reader)
         progress.done(parsed.stats)
         progress = None
-        _report(path, parsed.stats)
+        if report:
+            _report(path, parsed.stats)
         return parsed
     finally:
         if progress is not None:
@@ -965,11 +1071,36 @@ def parse_trace(path: Path, workers: int | None = None) -> ParsedTrace:
 
 def _file_size(path: Path) -> int:
     try:
-        return os.stat(path).st_size
+        info = os.stat(path)
     except FileNotFoundError:
         raise UsageError(f"no such file: {path}") from None
     except PermissionError:
         raise UsageError(f"permission denied: {path}") from None
+    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        # opening a FIFO blocks until a writer comes; a device or socket never ends
+        raise UsageError(f"{path} is {special_file_kind(info.st_mode)}, not a regular file")
+    return info.st_size
+
+
+def special_file_kind(mode: int) -> str:
+    """What a file that is not a regular file or directory is, in words."""
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def _is_binary(head: bytes) -> bool:
+    """Text that is not JSON but bytes no text holds: NULs, or invalid UTF-8 early on."""
+    sample = head[:4096]
+    if b"\0" in sample:
+        return True
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(sample) - 4  # a character cut by the sample's end is not evidence
+    return False
 
 
 def _is_gzip(path: Path) -> bool:
@@ -1011,16 +1142,25 @@ def _finish(path: Path, table: pa.Table, reader: _EventReader) -> ParsedTrace:
                        stats=stats)
 
 
+def damage_notes(stats: TraceStats) -> list[str]:
+    """What had to be repaired, dropped or recovered, one sentence each (none for a clean trace).
+    The profile keeps them as its `trace_damaged` mark, so every later read can say them again."""
+    notes = []
+    if stats.truncated:
+        notes.append(f"cut off (the JSON ends mid-file, e.g. a killed job): recovered {stats.events_seen:,} complete "
+                     f"events from {stats.bytes_read / 1e6:.1f} MB of JSON; whatever came after is missing")
+    if stats.repairs:
+        notes.append(f"repaired {stats.repairs:,} spots of invalid JSON (bad UTF-8, control characters, bare "
+                     "inf/NaN or unescaped quotes)")
+    if stats.dropped_events:
+        notes.append(f"{stats.dropped_events:,} unreadable event(s) left out")
+    return notes
+
+
 def _report(path: Path, stats: TraceStats) -> None:
     """Say on stderr what had to be repaired, dropped or recovered (nothing for a clean trace)."""
-    if stats.truncated:
-        print(f"warning: {path} is cut off (the JSON ends mid-file, e.g. a killed job); recovered "
-              f"{stats.events_seen:,} complete events from {stats.bytes_read / 1e6:.1f} MB", file=sys.stderr)
-    if stats.repairs:
-        print(f"warning: {path}: repaired {stats.repairs:,} spots of invalid JSON (bad UTF-8, control "
-              "characters, bare inf/NaN or unescaped quotes)", file=sys.stderr)
-    if stats.dropped_events:
-        print(f"warning: {path}: {stats.dropped_events:,} unreadable event(s) left out", file=sys.stderr)
+    for note in damage_notes(stats):
+        print(safe_line(f"warning: {path}: {note}"), file=sys.stderr)
 
 
 def file_identity(path: Path) -> str:

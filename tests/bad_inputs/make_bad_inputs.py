@@ -7,14 +7,20 @@ Kineto trace (`clean.json`), so the corpus stays a few kilobytes and documents i
 `EXPECTED` says, per file, what the readers must do: "ok" (exit 0, maybe with a warning on
 stderr naming what was recovered or repaired) or an exit code (SPEC §1: 1 unanalysable, 2 usage).
 Profile-directory cases (newer schema, corrupt or missing sidecars) need a real profile and are
-built by the test from `import`.
+built by the test from `import`; so are the special files (a FIFO, a device, a socket), which git
+cannot hold (`special_files`).
+
+The hostile cases are small on disk and huge inflated: gzip members of 1 MiB of one byte each
+(concatenated members are one valid gzip file, and each member is ~1 KB, so building them is instant).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import socket
 import sys
+import zlib
 from pathlib import Path
 
 T0 = 1_700_000_000_000_000  # absolute µs clock, like Kineto's
@@ -63,6 +69,27 @@ def kineto_text(events: list[dict], header: dict | None = None) -> bytes:
     return (head + body + '\n  ],\n  "traceName": "synthetic"\n}\n').encode()
 
 
+MIB = 1 << 20
+BOM = b"\xef\xbb\xbf"
+
+
+def _gzip_member(data: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return packer.compress(data) + packer.flush()
+
+
+def _gzip_runs(*parts: bytes | tuple[bytes, int]) -> bytes:
+    """A gzip of the parts in order; (byte, n) is n MiB of that byte, written as n copies of one
+    tiny member, so a gigabyte inflated costs a megabyte on disk and no time to build."""
+    out = []
+    for part in parts:
+        if isinstance(part, tuple):
+            out.append(_gzip_member(part[0] * MIB) * part[1])
+        else:
+            out.append(_gzip_member(part))
+    return b"".join(out)
+
+
 def _cut(data: bytes, fraction: float) -> bytes:
     return data[:int(len(data) * fraction)]
 
@@ -97,6 +124,13 @@ EXPECTED: dict[str, tuple] = {
     "compact_braces_in_names.json": ("ok", None),
     "string_timestamps_mixed_ids.json": ("ok", None),
     "only_metadata.json": (1, None),
+    # hostile input: never a hang, never unbounded memory, and the right diagnosis
+    "whitespace_bomb.json.gz": (1, "decompression bomb"),  # 2 MB gzip, 2 GiB of whitespace
+    "huge_string.json.gz": (1, "capped"),  # 1 MB gzip, one 1 GiB string
+    "whitespace_runs.json.gz": ("ok", None),  # 3 x 64 MiB runs around a clean trace: linear, under every cap
+    "binary_garbage.json": (1, "binary data"),
+    "bom.json": ("ok", None),  # a UTF-8 byte order mark first
+    "durations_unusable.json": ("ok", "repaired"),  # every duration negative, NaN or missing
 }
 
 
@@ -135,10 +169,48 @@ def build(out: Path) -> dict[str, tuple]:
         "string_timestamps_mixed_ids.json": kineto_text(_stringly(events)),
         "only_metadata.json": kineto_text([{"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
                                             "args": {"name": "python"}}]),
+        "whitespace_bomb.json.gz": _gzip_runs((b" ", 2048)),
+        "huge_string.json.gz": _gzip_runs(b'{"traceEvents": [{"ph": "X", "name": "', (b"a", 1024), b'"}]}'),
+        "whitespace_runs.json.gz": _gzip_runs((b"\n", 64), clean[:clean.index(b"[") + 1], (b" ", 64),
+                                              clean[clean.index(b"[") + 1:], (b"\t", 64)),
+        "binary_garbage.json": bytes((i * 197 + 89) % 256 for i in range(8192)),  # like /dev/urandom, but fixed
+        "bom.json": BOM + clean,
+        "durations_unusable.json": kineto_text(_unusable_durations(events)),
     }
     for name, data in files.items():
         (out / name).write_bytes(data)
     return dict(EXPECTED)
+
+
+def _unusable_durations(events: list[dict]) -> list[dict]:
+    """Every duration event's duration made unusable, in turn negative, NaN (bare, repaired to null)
+    and missing: no time in the trace can be trusted."""
+    changed = []
+    for i, e in enumerate(events):
+        e = dict(e)
+        if e["ph"] == "X":
+            if i % 3 == 0:
+                e["dur"] = -abs(e["dur"]) - 1
+            elif i % 3 == 1:
+                e["dur"] = float("nan")  # json.dumps writes a bare NaN
+            else:
+                del e["dur"]
+        changed.append(e)
+    return changed
+
+
+def special_files(out: Path) -> dict[str, tuple]:
+    """Inputs that are not regular files, made where the test runs: reading one must be refused at
+    once (a FIFO blocks its first open or read forever; a device never ends)."""
+    import os
+
+    os.mkfifo(out / "fifo")
+    (out / "char_device").symlink_to("/dev/zero")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(out / "socket"))  # the socket file stays after the listener closes
+    listener.close()
+    return {"fifo": (2, "is a FIFO, not a regular file"), "char_device": (2, "is a character device"),
+            "socket": (2, "is a socket")}
 
 
 def _negative_and_overlapping(events: list[dict]) -> list[dict]:
