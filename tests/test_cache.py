@@ -92,3 +92,32 @@ def test_damaged_cache_entry_is_rebuilt(read_only_trace, tmp_path):
     rc, again, parses = run_counted("summary", str(read_only_trace), "--json", cache=cache)
     assert rc == 0 and parses == 1
     assert json.loads(again) == json.loads(first)
+
+
+def test_sweep_removes_only_dead_processes_leftovers(read_only_trace, tmp_path):
+    """What a killed reader left under <cache>/work goes on the next run; a live process's work
+    directory, and anything not named like ours, stay."""
+    from libreyolo_profile.store.cache import host_tag
+
+    cache = tmp_path / "cache"
+    work = cache / "libreyolo-profile" / "work"
+    work.mkdir(parents=True)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(finished.stdout)  # exited and reaped: no such process (short of pid reuse)
+    live = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        dead = work / f"{dead_pid}-ingest-{host_tag()}-abc123"
+        alive = work / f"{live.pid}-ingest-{host_tag()}-def456"
+        foreign = work / "notes-of-the-user"
+        for directory in (dead, alive, foreign):
+            directory.mkdir()
+            (directory / "events.arrow").write_bytes(b"x" * 1000)
+        rc, _, _ = run_counted("get", str(read_only_trace), "steps", cache=cache)
+        assert rc == 0
+        assert not dead.exists(), "a dead process's leftover was not swept"
+        assert alive.exists() and foreign.exists(), "the sweep removed what is not a dead process's"
+        assert sorted(p.name for p in work.iterdir()) == sorted([alive.name, foreign.name]), \
+            "the reader left its own work directories behind"
+    finally:
+        live.stdin.close()
+        live.wait(timeout=30)

@@ -14,17 +14,23 @@ RULE_FILES = ("kernel_categories.sql", "tensorcore_rules.sql", "runtime_calls.sq
 MEMORY_LIMIT = "1GB"
 
 
-def open_connection() -> duckdb.DuckDBPyConnection:
-    from libreyolo_profile.store.cache import cache_root
+def _spill_directory() -> str:
+    """Where DuckDB spills: a subdirectory (DuckDB makes it on the first spill, removes it on close)
+    of this process's own work directory in the cache, so concurrent processes never share spill
+    files and a killed one's are swept by the next run. An in-memory database spills to ./.tmp by
+    default: never into the cwd, and with no writable place at all, no spilling."""
+    from libreyolo_profile.errors import ProfileError
+    from libreyolo_profile.store.cache import work_dir
 
-    con = duckdb.connect(":memory:")
-    # An in-memory database spills to ./.tmp by default: keep spills in our cache, never in the cwd.
-    spill = cache_root() / "duckdb-spill"
     try:
-        spill.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        spill = ""  # no writable cache: no spilling at all rather than spilling into the cwd
-    con.execute("SET temp_directory = $dir", {"dir": str(spill)})
+        return str(work_dir("duckdb") / "spill")
+    except (OSError, ProfileError):
+        return ""
+
+
+def open_connection() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    con.execute("SET temp_directory = $dir", {"dir": _spill_directory()})
     con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
     for name in RULE_FILES:
         con.execute(sql_text(name))

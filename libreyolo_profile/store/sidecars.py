@@ -6,6 +6,10 @@ output cannot depend on which of the two made the files it reads.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from functools import cache
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,6 +36,27 @@ def write_sidecars(doc: dict, directory: Path) -> None:
         index = {name: i for i, name in enumerate(embedded["columns"])}
         columns = [[row[index[f.name]] if f.name in index else None for row in embedded["rows"]] for f in schema]
         arrow_table = pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema)
-        tmp = directory / f".{table}.parquet.tmp"
-        pq.write_table(arrow_table, tmp, compression="zstd")
-        tmp.replace(directory / f"{table}.parquet")
+        _write_file(arrow_table, directory / f"{table}.parquet")
+
+
+def _write_file(arrow_table: pa.Table, final: Path) -> None:
+    """Write into a fresh, exclusively created file beside `final` (mkstemp: O_EXCL, so a planted
+    symlink is never written through), then rename it over `final`: a symlink there is replaced
+    itself, its target untouched, and no reader sees half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            pq.write_table(arrow_table, handle, compression="zstd")
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; sidecars are as readable as other files
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@cache
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
