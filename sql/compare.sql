@@ -55,6 +55,9 @@ SELECT
     -- trials with a value on each side, count
     before_n,
     after_n,
+    -- standard error of each side's mean, s/√n, metric's unit; NULL with fewer than 2 trials
+    before_se,
+    after_se,
     -- √(SE_before² + SE_after²), metric's unit; NULL unless both sides have n ≥ 2
     sqrt(before_se * before_se + after_se * after_se) AS se_combined,
     -- 2 · se_combined: the smallest |Δ| called significant, metric's unit

@@ -198,7 +198,8 @@ def test_train_against_infer_is_a_usage_error(traces, cache):
     result = run_cli("compare", str(traces / "v100_resnet50_workers0.json.gz"),
                      str(traces / "h100_vit_image_classifier.json.gz"), "--json", env=cache)
     assert result.returncode == 2
-    assert result.stdout == ""
+    error = json.loads(result.stdout)  # under --json a failure still gives the pipe one JSON object
+    assert error["exit_code"] == 2 and "train" in error["error"] and "infer" in error["error"]
     assert "train" in result.stderr and "infer" in result.stderr and "Traceback" not in result.stderr
 
 

@@ -3,16 +3,28 @@
 
 Needs only the two profile documents (no sidecar tables): the per-trial scalars live in
 profile.json / profile_repeat.json (`trials`, `repeat`), and a foreign trace has one trial.
+A side may also be a directory of several profiles of one setup (a baseline kept from several CI
+runs): their trials are pooled into one sample. `--fail-on` rules turn the comparison into a gate
+(readers/gate.py); `--markdown` prints it as a table for a pull-request comment.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
-from libreyolo_profile.errors import UsageError
+from libreyolo_profile.errors import EXIT_OK, UsageError
+from libreyolo_profile.readers import gate
 from libreyolo_profile.metric_catalog import METRICS, null_reason
-from libreyolo_profile.readers.common import emit_json, fmt, profile_identity, records, run_sql, stdout_console
+from libreyolo_profile.readers.common import (emit_json, fmt, profile_identity, records, run_sql, stderr_note,
+                                              stdout_console)
 from libreyolo_profile.store.loader import Loaded, load_document
+from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE
+from libreyolo_profile.textsafe import safe_line
 
 # (metric, True when higher is better / False when lower is better / None when neither is)
 COMMON = [("throughput_img_s", True), ("ms_per_img", False), ("step_ms", False), ("gpu_util_pct", True),
@@ -65,20 +77,144 @@ def _article(kind: str | None) -> str:
     return f"an {kind}" if str(kind)[:1] in "aeiou" else f"a {kind}"
 
 
-def build(before_path: Path, after_path: Path) -> dict:
+# ---------------------------------------------------------------------------------------------
+# a side: one profile, or the trials of several profiles of one setup pooled from a directory
+
+# What must match for profiles to be pooled: the `profiles` columns of `query` that fix the setup.
+SAME_SETUP = ("kind", "model_family", "model_size", "imgsz", "batch", "device_type", "device_name", "half", "amp")
+
+
+@dataclass
+class Side:
+    name: str  # 'before' | 'after'
+    path: Path  # what the user named
+    members: list[Loaded]  # one profile, or the pooled ones, oldest first
+
+    @property
+    def newest(self) -> Loaded:
+        return self.members[-1]
+
+    @property
+    def pooled(self) -> bool:
+        return len(self.members) > 1
+
+    def values(self, metric: str) -> list[float | None]:
+        """Every trial's value of the metric, over all members (None where a member lacks it)."""
+        return [value for member in self.members for value in trial_values(member.doc, metric)]
+
+    def trials(self) -> int:
+        return sum(trial_count(member.doc) for member in self.members)
+
+    def noisy(self) -> list[dict]:
+        """The members carrying a `noisy` mark (issue #13), each with the mark's sentence."""
+        found = []
+        for member in self.members:
+            marks = member.doc.get("marks")
+            reason = marks.get("noisy") if isinstance(marks, dict) else None
+            if reason:
+                found.append({"side": self.name, "path": str(member.path), "reason": str(reason)})
+        return found
+
+    def verdict(self) -> tuple[str | None, str | None]:
+        """(bound, reason): the profile's own, or for a pool that disagrees, the count of each."""
+        bounds = Counter(member.doc["verdict"].get("bound") for member in self.members)
+        if len(bounds) == 1:
+            return self.newest.doc["verdict"].get("bound"), self.newest.doc["verdict"].get("reason")
+        mixed = ", ".join(f"{bound} ×{count}" for bound, count in bounds.most_common())
+        return f"mixed ({mixed})", f"the {len(self.members)} pooled profiles disagree: {mixed}"
+
+    def identity(self) -> dict:
+        identity = {**profile_identity(self.newest), "path": str(self.path), "trials": self.trials(),
+                    "noisy": self.noisy()}
+        if self.pooled:
+            identity["profiles"] = [str(member.path) for member in self.members]
+        return identity
+
+
+def _profile_files(directory: Path) -> list[Path]:
+    """Every profile under `directory` at any depth, hidden directories skipped (as `query` does):
+    per directory its profile.json, or its profile_repeat.json when it has no profile.json (both
+    files of a repeated profile describe the same trials, so only one is read)."""
+    found = []
+    for folder, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in (PROFILE_FILE, REPEAT_FILE):
+            if name in filenames and os.path.isfile(os.path.join(folder, name)):
+                found.append(Path(folder) / name)
+                break
+    return found
+
+
+def _created(loaded: Loaded) -> tuple[float, str]:
+    try:
+        return datetime.fromisoformat(str(loaded.doc.get("created"))).timestamp(), str(loaded.path)
+    except (TypeError, ValueError, OverflowError):
+        return float("-inf"), str(loaded.path)
+
+
+def _check_same_setup(directory: Path, members: list[Loaded]) -> None:
+    from libreyolo_profile.store.catalog import Found, index_row
+
+    rows = [index_row(Found(str(m.path), m.path, m.doc)) for m in members]
+    for member, row in zip(members[1:], rows[1:]):
+        for key in SAME_SETUP:
+            if row[key] != rows[0][key]:
+                raise UsageError(f"cannot pool the profiles under {directory} into one side: {key} differs "
+                                 f"({rows[0][key]} in {members[0].path}, {row[key]} in {member.path}); "
+                                 f"keep one setup per baseline directory")
+
+
+def load_side(name: str, path: Path) -> Side:
+    """A file, a profile directory, or a directory of several profiles of one setup (pooled)."""
+    path = Path(path)
+    files = _profile_files(path) if path.is_dir() else []
+    if len(files) == 1 and files[0].parent != path:
+        # one profile, however deep: read as that profile, under the name the user gave
+        inner = load_document(files[0].parent)
+        return Side(name, path, [Loaded(inner.doc, inner.home, path)])
+    if len(files) < 2:
+        return Side(name, path, [load_document(path)])  # the loader names what is missing
+    members = sorted((load_document(file) for file in files), key=_created)
+    _check_same_setup(path, members)
+    return Side(name, path, members)
+
+
+def _require_repeats(before: Side, after: Side) -> None:
+    for side in (before, after):
+        if side.trials() < 2:
+            raise UsageError(f"--require-repeats: the {side.name} side ({side.path}) has a single run, which can "
+                             f"never be significant: measure it with --repeat ≥ 2 (or pool several profiles in "
+                             f"a directory)")
+
+
+def _catalogue(kind: str | None, rules: list[gate.Rule]) -> list[tuple[str, bool | None]]:
+    """The compared metrics: the headline ones of the kind, then any other metric a rule names."""
+    catalogue = COMMON + BY_KIND.get(kind, [])
+    shown = {metric for metric, _ in catalogue}
+    extra = [metric for metric in dict.fromkeys(rule.metric for rule in rules) if metric not in shown]
+    return catalogue + [(metric, None) for metric in extra]
+
+
+def build(before_path: Path, after_path: Path, rules: list[gate.Rule] | None = None, strict_noise: bool = False,
+          require_repeats: bool = False) -> dict:
+    """The comparison; with rules or strict_noise also the gate (`gate` is None otherwise)."""
     import duckdb
 
-    before, after = load_document(before_path), load_document(after_path)
-    kind_b, kind_a = before.doc.get("kind"), after.doc.get("kind")
+    rules = rules or []
+    before, after = load_side("before", before_path), load_side("after", after_path)
+    kind_b, kind_a = before.newest.doc.get("kind"), after.newest.doc.get("kind")
     if kind_b != kind_a:
         raise UsageError(f"cannot compare {_article(kind_b)} profile ({before_path}) with {_article(kind_a)} profile "
                          f"({after_path}): measure both with the same subcommand")
-    catalogue = COMMON + BY_KIND.get(kind_b, [])
+    gate.check_kind(rules, kind_b)
+    if require_repeats:
+        _require_repeats(before, after)
+    catalogue = _catalogue(kind_b, rules)
     sides, names, values = [], [], []
-    for side, loaded in (("before", before), ("after", after)):
+    for side in (before, after):
         for metric, _ in catalogue:
-            for value in trial_values(loaded.doc, metric):
-                sides.append(side)
+            for value in side.values(metric):
+                sides.append(side.name)
                 names.append(metric)
                 values.append(value)
     con = duckdb.connect(":memory:")
@@ -88,15 +224,16 @@ def build(before_path: Path, after_path: Path) -> dict:
     metrics = records(columns, rows)
     for row in metrics:
         row["unit"] = METRICS[row["metric"]][0]
-        row["note"] = _null_note(row["metric"], before, after, row)
+        row["note"] = _null_note(row["metric"], before.newest, after.newest, row)
 
-    n_before, n_after = trial_count(before.doc), trial_count(after.doc)
+    n_before, n_after = before.trials(), after.trials()
     repeated = n_before >= 2 and n_after >= 2
-    bound_b, bound_a = before.doc["verdict"].get("bound"), after.doc["verdict"].get("bound")
+    (bound_b, reason_b), (bound_a, reason_a) = before.verdict(), after.verdict()
+    noisy = before.noisy() + after.noisy()
     return {
         "kind": kind_b,
-        "before": {**profile_identity(before), "trials": n_before},
-        "after": {**profile_identity(after), "trials": n_after},
+        "before": before.identity(),
+        "after": after.identity(),
         "significance": {
             "tested": repeated,
             "rule": RULE if repeated else None,
@@ -106,8 +243,9 @@ def build(before_path: Path, after_path: Path) -> dict:
         },
         "metrics": metrics,
         "verdict": {"before": bound_b, "after": bound_a, "changed": bound_b != bound_a,
-                    "before_reason": before.doc["verdict"].get("reason"),
-                    "after_reason": after.doc["verdict"].get("reason")},
+                    "before_reason": reason_b, "after_reason": reason_a},
+        "gate": (gate.decide(rules, metrics, {"before": n_before, "after": n_after}, noisy, strict_noise)
+                 if rules or strict_noise else None),
     }
 
 
@@ -128,11 +266,11 @@ def render(c: dict) -> None:
 
     console = stdout_console()
     b, a = c["before"], c["after"]
-    console.print(f"compare · {c['kind']} profiles", highlight=False, markup=False)
-    console.print(f"  before: {b['path']} ({b['device_type']}, {b['trials']} trial{'s' if b['trials'] != 1 else ''})",
-                  highlight=False, markup=False)
-    console.print(f"  after:  {a['path']} ({a['device_type']}, {a['trials']} trial{'s' if a['trials'] != 1 else ''})",
-                  highlight=False, markup=False)
+    # paths, device types and verdicts come from the files: safe_line keeps their escape sequences inert
+    say = lambda text: console.print(safe_line(text), highlight=False, markup=False)  # noqa: E731
+    say(f"compare · {c['kind']} profiles")
+    say(f"  before: {_side_summary(b)}")
+    say(f"  after:  {_side_summary(a)}")
     tested = c["significance"]["tested"]
     # Units are in the metric names (_ms, _pct, _img_s) and in --json; the table stays narrow.
     headers = [("metric", "left"), ("before", "right"), ("after", "right"), ("Δ", "right"), ("Δ %", "right")] + ([("2·SE", "right"), ("significant", "left")] if tested else [])
@@ -150,17 +288,106 @@ def render(c: dict) -> None:
         console.width = max(console.width, console.measure(result, options=console.options.update_width(400)).maximum)
     console.print(result)
     v = c["verdict"]
-    console.print(f"verdict: {v['before']} → {v['after']}" + (" (changed)" if v["changed"] else " (unchanged)"),
-                  highlight=False, markup=False)
+    say(f"verdict: {v['before']} → {v['after']}" + (" (changed)" if v["changed"] else " (unchanged)"))
     for r in c["metrics"]:
         if r["note"]:
-            console.print(f"note {r['metric']}: {r['note']}", highlight=False, markup=False)
-    console.print(c["significance"]["sentence"], highlight=False, markup=False)
+            say(f"note {r['metric']}: {r['note']}")
+    for noisy in b["noisy"] + a["noisy"]:
+        say(f"noisy {noisy['side']} side: {noisy['path']}: {noisy['reason']}")
+    say(c["significance"]["sentence"])
+    if c["gate"] is not None:
+        # one line per rule, never folded, so a CI log can be grepped for it
+        whole = lambda text: console.print(safe_line(text), highlight=False, markup=False, soft_wrap=True)  # noqa: E731
+        for rule in c["gate"]["rules"]:
+            whole(f"rule {rule['rule']}: {rule['outcome']}: {rule['reason']}")
+        whole(c["gate"]["sentence"])
 
 
-def main(before: Path, after: Path, as_json: bool) -> None:
-    c = build(before, after)
+def _side_details(side: dict) -> str:
+    trials = f"{side['trials']} trial{'s' if side['trials'] != 1 else ''}"
+    pooled = f" pooled from {len(side['profiles'])} profiles" if side.get("profiles") else ""
+    return f"{side['device_type']}, {trials}{pooled}"
+
+
+def _side_summary(side: dict) -> str:
+    return f"{side['path']} ({_side_details(side)})"
+
+
+# ---------------------------------------------------------------------------------------------
+# --markdown: the comparison as a pull-request comment
+
+MARKDOWN_OUTCOME = {gate.PASS: "pass", gate.FAIL: "**FAIL**", gate.NOT_EVALUABLE: "not evaluable"}
+
+
+def markdown_number(value, digits: int = 2, signed: bool = False) -> str:
+    """A number as the markdown table prints it: fixed decimals (three significant digits below 1,
+    so a small standard error is not printed as 0.00), no thousands separator; None as a dash."""
+    if value is None:
+        return "—"
+    sign = "+" if signed else ""
+    if value == 0 or abs(value) >= 1:
+        return f"{value:{sign}.{digits}f}"
+    return f"{value:{sign}.3g}"
+
+
+def _md(text) -> str:
+    """Text from the files inside a table cell: terminal-safe, and no `|` or backtick to break the table."""
+    return safe_line(text).replace("|", "\\|").replace("`", "'")
+
+
+def _with_se(mean, se) -> str:
+    return markdown_number(mean) if se is None else f"{markdown_number(mean)} ± {markdown_number(se)}"
+
+
+def _significant_word(value) -> str:
+    return "—" if value is None else "yes" if value else "no"
+
+
+def markdown(c: dict) -> str:
+    """Metric, before ± SE, after ± SE, Δ, Δ%, significant, rule, result; then both verdicts and
+    the gate. The numbers are the --json ones, rounded by markdown_number."""
+    rules_by_metric: dict[str, list[dict]] = {}
+    for rule in (c["gate"] or {}).get("rules", []):
+        rules_by_metric.setdefault(rule["metric"], []).append(rule)
+    lines = [f"#### libreyolo profile compare · {_md(c['kind'])}", "",
+             f"before: `{_md(c['before']['path'])}` ({_md(_side_details(c['before']))})  ",
+             f"after: `{_md(c['after']['path'])}` ({_md(_side_details(c['after']))})", "",
+             "| metric | before ± SE | after ± SE | Δ | Δ% | significant | rule | result |",
+             "| --- | ---: | ---: | ---: | ---: | :---: | --- | --- |"]
+    for r in c["metrics"]:
+        rules = rules_by_metric.get(r["metric"], [])
+        lines.append("| " + " | ".join([
+            r["metric"], _with_se(r["before"], r["before_se"]), _with_se(r["after"], r["after_se"]),
+            markdown_number(r["delta"], signed=True), markdown_number(r["delta_pct"], 1, signed=True),
+            _significant_word(r["significant"]),
+            "<br>".join(f"`{rule['rule']}`" for rule in rules) or "—",
+            "<br>".join(MARKDOWN_OUTCOME[rule["outcome"]] for rule in rules) or "—"]) + " |")
+    v = c["verdict"]
+    lines += ["", f"verdict: before **{_md(v['before'])}** → after **{_md(v['after'])}**"
+                  + (" (changed)" if v["changed"] else " (unchanged)")]
+    for noisy in c["before"]["noisy"] + c["after"]["noisy"]:
+        lines.append(f"noisy {noisy['side']} side: `{_md(noisy['path'])}`: {_md(noisy['reason'])}")
+    lines.append(_md(c["significance"]["sentence"]))
+    if c["gate"] is not None:
+        lines.append("")
+        lines.append(f"**{_md(c['gate']['sentence'])}**" if c["gate"]["failed"] else _md(c["gate"]["sentence"]))
+    return "\n".join(lines) + "\n"
+
+
+def main(before: Path, after: Path, as_json: bool, fail_on: list[str] | None = None, as_markdown: bool = False,
+         strict_noise: bool = False, require_repeats: bool = False) -> int:
+    """Print the comparison; returns the exit code: 4 when the gate failed, else 0."""
+    if as_json and as_markdown:
+        raise UsageError("--json and --markdown are two outputs of one run: pick one")
+    rules = gate.parse_rules(fail_on)  # a bad rule exits 2 before any file is read
+    c = build(before, after, rules, strict_noise=strict_noise, require_repeats=require_repeats)
     if as_json:
         emit_json(c)
+    elif as_markdown:
+        sys.stdout.write(markdown(c))
     else:
         render(c)
+    if c["gate"] is not None and c["gate"]["failed"]:
+        stderr_note(f"libreyolo profile compare: regression: {'; '.join(c['gate']['reasons'])}")
+        return c["gate"]["exit_code"]
+    return EXIT_OK
