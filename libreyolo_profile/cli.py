@@ -16,6 +16,7 @@ import click
 import typer
 
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
+from libreyolo_profile.textsafe import write_error
 
 # typer >= 0.22 vendors click (typer._click): its usage errors (bad option value, unknown option,
 # unreadable path) are not click.ClickException and must still exit 2
@@ -30,6 +31,7 @@ app = typer.Typer(
 
 TRACE_HELP = "profile.json, profile_repeat.json, profile_trace.json, a profile directory, or any PyTorch profiler trace (.json/.json.gz)"
 JSON_HELP = "print one JSON document on stdout and nothing else"
+EXIST_OK_HELP = "replace the profile in <project>/<kind> instead of writing the next free <kind>2, <kind>3, …"
 
 
 @app.callback()
@@ -60,6 +62,7 @@ def run_cmd(
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
     overhead: bool = typer.Option(True, "--overhead/--no-overhead", help="time an unprofiled pass to record profiler_overhead_pct"),
     report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
+    exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Profile a short training and write <project>/train/profile.json."""
@@ -88,6 +91,7 @@ def infer_cmd(
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
     overhead: bool = typer.Option(True, "--overhead/--no-overhead", help="time the same calls without the profiler to record profiler_overhead_pct"),
     report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
+    exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Profile the inference path and write <project>/infer/profile.json."""
@@ -164,16 +168,38 @@ def ops_cmd(
     ops.main(trace, top=top, phase=phase, as_json=as_json)
 
 
+COMPARE_SIDE_HELP = TRACE_HELP + "; or a directory of several profiles of one setup, whose trials are pooled"
+
+
 @app.command("compare")
 def compare_cmd(
-    before: Path = typer.Argument(..., help=TRACE_HELP),
-    after: Path = typer.Argument(..., help=TRACE_HELP),
+    before: Path = typer.Argument(..., help=COMPARE_SIDE_HELP),
+    after: Path = typer.Argument(..., help=COMPARE_SIDE_HELP),
+    fail_on: Optional[list[str]] = typer.Option(
+        None, "--fail-on", metavar="RULE",
+        help="gate rule, repeatable: METRIC:+N% / -N% / ±Npp / ±Nms / ±N, e.g. step_ms:+5%, "
+             "throughput_img_s:-3%, latency_p99_ms:+2ms, gpu_util_pct:-5pp; exit 4 when the change passes "
+             "the threshold and is significant (2·SE)"),
+    require_repeats: bool = typer.Option(False, "--require-repeats",
+                                         help="a side with a single run is a usage error (exit 2), not a pass"),
+    strict_noise: bool = typer.Option(False, "--strict-noise", help="a side marked noisy fails the gate (exit 4)"),
+    as_markdown: bool = typer.Option(False, "--markdown", help="print a markdown table for a pull-request comment"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Before/after: the change in every headline metric, with significance when both sides repeat."""
+    """Before/after: the change in every headline metric, with significance when both sides repeat.
+
+    Exit codes:
+    0 compared, and no gate rule failed (a single run on either side can never fail a rule);
+    4 regression: a --fail-on change passed its threshold and is significant, or --strict-noise met a noisy side;
+    2 a missing file, a bad rule, an unknown metric, --require-repeats with a single run;
+    1 a profile could not be analysed.
+    """
     from libreyolo_profile.readers import compare
 
-    compare.main(before, after, as_json)
+    code = compare.main(before, after, as_json, fail_on=fail_on, as_markdown=as_markdown,
+                        strict_noise=strict_noise, require_repeats=require_repeats)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command("what-if")
@@ -193,36 +219,39 @@ def what_if_cmd(
 def query_cmd(
     sql: str = typer.Argument(..., help="SQL over the views profiles, kernels, ops, phases, steps"),
     roots: Optional[list[Path]] = typer.Argument(None, help="directories searched for profiles (default runs/profile)"),
+    timeout: float = typer.Option(60.0, "--timeout", help="seconds the query may run; past them it stops and exits 1 (0: no limit)"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Run read-only SQL over every profile under the roots."""
     from libreyolo_profile.readers import query
 
-    query.main(sql, roots or [Path("runs/profile")], as_json)
+    query.main(sql, roots or [Path("runs/profile")], as_json, timeout=timeout)
 
 
 @app.command("db")
 def db_cmd(
     out: Path = typer.Argument(..., help="DuckDB database file to write (re-running refreshes it)"),
     roots: Optional[list[Path]] = typer.Argument(None, help="directories searched for profiles (default runs/profile)"),
+    force: bool = typer.Option(False, "--force", help="replace an existing file that is not a database of ours"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Materialize every profile under the roots into a .duckdb file for a DuckDB shell."""
     from libreyolo_profile.readers import query
 
-    query.db_main(out, roots or [Path("runs/profile")], as_json)
+    query.db_main(out, roots or [Path("runs/profile")], as_json, force=force)
 
 
 @app.command("import")
 def import_cmd(
     trace: Path = typer.Argument(..., help="a PyTorch profiler trace, or a profile.json from LibreYOLO's built-in profiler"),
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
+    exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Turn a foreign trace or LibreYOLO built-in profile into a profile directory of ours."""
     from libreyolo_profile.store import importer
 
-    importer.main(trace, project, as_json)
+    importer.main(trace, project, as_json, exist_ok=exist_ok)
 
 
 @app.command("report")
@@ -230,74 +259,163 @@ def report_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
     out: Optional[Path] = typer.Option(None, help="HTML file to write (default: report.html beside the profile, or in the cwd for a trace)"),
     vs: Optional[Path] = typer.Option(None, help="a second profile to compare against"),
+    force: bool = typer.Option(False, "--force", help="replace an existing file that is not a report of ours"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Write one self-contained HTML report (no network needed to open it)."""
     from libreyolo_profile.readers import report
 
-    report.main(trace, out=out, vs=vs, as_json=as_json)
+    report.main(trace, out=out, vs=vs, as_json=as_json, force=force)
 
 
 # ---------------------------------------------------------------------------------------------
 # entry
 
 _KEY_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$")
+# every integer option ends up in DuckDB (LIMIT $top) or in arithmetic on 64-bit columns
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# typer >= 0.22 vendors click and raises its own Exit and Abort (typer.Exit), which are not click's
+_CLICK_EXIT = (click.exceptions.Exit, typer.Exit)
+_CLICK_ABORT = (click.exceptions.Abort, typer.Abort)
+
+
+def _value_options(args: list[str]) -> dict[str, object]:
+    """The options of the subcommand args[0] names that take a value (`--grep` yes, `--json` no),
+    by spelling. Works for click's parameters and for typer's vendored ones alike."""
+    if not args:
+        return {}
+    try:
+        command = typer.main.get_command(app).get_command(None, args[0])
+    except Exception:  # an unknown subcommand: click reports it
+        return {}
+    options = {}
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", None) == "option" and not getattr(param, "is_flag", False):
+            options.update((spelling, param) for spelling in param.opts)
+    return options
+
+
+def _split_arguments(args: list[str], options: dict) -> tuple[list[str], list[tuple[str, object, str]]]:
+    """(positional tokens, (option, parameter, value) triples), the way click will read args[1:]:
+    an option's value is the next token or what follows `=`, and everything after `--` is positional."""
+    positionals, values = [], []
+    tokens = iter(args[1:])
+    for token in tokens:
+        if token == "--":
+            positionals.extend(tokens)
+            break
+        if token in options:
+            value = next(tokens, None)
+            if value is not None:
+                values.append((token, options[token], value))
+        elif token.startswith("-"):
+            spelling, has_value, value = token.partition("=")
+            if has_value and spelling in options:
+                values.append((spelling, options[spelling], value))
+        else:
+            positionals.append(token)
+    return positionals, values
 
 
 def _reject_key_value(args: list[str]) -> None:
-    """SPEC §1: `key=value` is an unparsable argument (exit 2); show the `--key value` spelling."""
-    command = click.Group.get_command(typer.main.get_command(app), None, args[0]) if args else None
-    takes_value = set()
-    if command is not None:
-        for param in command.params:
-            if isinstance(param, click.Option) and not param.is_flag:
-                takes_value.update(o for o in param.opts)
-    expecting_value = False
-    for token in args[1:]:
-        if expecting_value:
-            expecting_value = False
-            continue
-        if token in takes_value:
-            expecting_value = True
-            continue
+    """SPEC §1: `key=value` is an unparsable argument (exit 2); show the `--key value` spelling.
+
+    Only a positional is refused, and only when it names no existing file (`lr=0.1.json.gz` is a
+    trace); an option's value may hold `=` (`--grep a=b`, `--grep=a=b`)."""
+    options = _value_options(args)
+    positionals, values = _split_arguments(args, options)
+    for token in positionals:
         match = _KEY_VALUE.match(token)
-        if match and not token.startswith("-"):
+        if match and not os.path.lexists(token):
             key, value = match.group(1).replace("_", "-"), match.group(2)
             raise ProfileError(
                 f"unparsable argument '{token}': this group takes POSIX flags, not key=value; "
                 f"write --{key} {value}", EXIT_USAGE)
+    _reject_huge_integers(values)
+
+
+def _is_integer_option(param) -> bool:
+    descriptor = getattr(param, "type_descriptor", None)  # typer's vendored click
+    if descriptor is not None:
+        return getattr(descriptor, "annotation", None) is int
+    return getattr(getattr(param, "type", None), "name", None) == "integer"  # click's IntParamType
+
+
+def _reject_huge_integers(values: list[tuple[str, object, str]]) -> None:
+    """An integer beyond 64 bits is an unparsable argument (exit 2), not a DuckDB overflow (exit 1)."""
+    for spelling, param, value in values:
+        if not _is_integer_option(param):
+            continue
+        try:
+            number = int(value)
+        except ValueError:  # not an integer at all (or too many digits to read): click says so
+            continue
+        if not _INT64_MIN <= number <= _INT64_MAX:
+            shown = value if len(value) <= 24 else value[:20] + "…"
+            raise ProfileError(f"invalid value for {spelling}: {shown} is out of range "
+                               f"(integers from {_INT64_MIN} to {_INT64_MAX})", EXIT_USAGE)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Ctrl-C, however it arrived: KeyboardInterrupt, or DuckDB's InterruptException (DuckDB turns
+    SIGINT into its own exception), also when a reader wrapped it in a ProfileError."""
+    duckdb = sys.modules.get("duckdb")  # not imported: no DuckDB work can have been interrupted
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        if duckdb is not None and isinstance(exc, getattr(duckdb, "InterruptException", ())):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _first_paragraph(exc: BaseException) -> str:
+    """An unexpected exception's message as one line: DuckDB's errors add a SQL excerpt and a caret
+    line after a blank line, which is for a debugger, not for the error line."""
+    lines = []
+    for line in str(exc).splitlines():
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    return " ".join(lines)
 
 
 def run_cli(args: list[str], prog: str) -> int:
-    """Parse and run one command; every failure becomes one line on stderr and its exit code."""
+    """Parse and run one command; every failure becomes one terminal-safe line on stderr and its exit
+    code, and under --json also {"error": …, "exit_code": …} on stdout."""
+    as_json = "--json" in args
+
+    def fail(message: str, code: int) -> int:
+        return write_error(prog, message, code, as_json)
+
+    def interrupted() -> int:
+        return write_error(prog, "interrupted", 130, as_json, prefix="")
+
     try:
         _reject_key_value(args)
         code = app(args=args, prog_name=prog, standalone_mode=False)
         # non-standalone typer returns an Exit's code instead of raising, and turns Ctrl-C into Exit(130)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            if code == 130:
-                sys.stderr.write(f"{prog}: interrupted\n")
-            return code
+            return interrupted() if code == 130 else code
         return 0
     except ProfileError as exc:
-        sys.stderr.write(f"{prog}: error: {exc.message}\n")
-        return exc.exit_code
-    except click.exceptions.Exit as exc:
+        return interrupted() if _interrupted(exc) else fail(exc.message, exc.exit_code)
+    except _CLICK_EXIT as exc:
         return exc.exit_code
     except (click.ClickException, _TYPER_CLICK_ERROR) as exc:
-        sys.stderr.write(f"{prog}: error: {exc.format_message()}\n")
-        return EXIT_USAGE
-    except click.exceptions.Abort:
-        sys.stderr.write(f"{prog}: interrupted\n")
-        return 130
+        return fail(exc.format_message(), EXIT_USAGE)
+    except _CLICK_ABORT:
+        return interrupted()
     except KeyboardInterrupt:
-        sys.stderr.write(f"{prog}: interrupted\n")
-        return 130
+        return interrupted()
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback for users; LIBREYOLO_PROFILE_DEBUG=1 shows it
+        if _interrupted(exc):
+            return interrupted()
         if os.environ.get("LIBREYOLO_PROFILE_DEBUG"):
             raise
-        sys.stderr.write(f"{prog}: error: {type(exc).__name__}: {exc} "
-                         f"(set LIBREYOLO_PROFILE_DEBUG=1 for the traceback)\n")
-        return EXIT_UNANALYSABLE
+        return fail(f"{type(exc).__name__}: {_first_paragraph(exc)} (set LIBREYOLO_PROFILE_DEBUG=1 for the traceback)",
+                    EXIT_UNANALYSABLE)
