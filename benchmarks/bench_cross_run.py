@@ -39,8 +39,8 @@ TIME_COLUMNS = {"kernels": ("total_ms", "ms_per_step", "mean_us", "min_us", "max
 
 
 def base_documents() -> list[dict]:
-    from libreyolo_profile.store.builtin import builtin_document
-    from libreyolo_profile.store.importer import profile_from_trace
+    from libreyolo_profile.store.document.builtin import builtin_document
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     if not TRACES.is_dir():
         sys.exit(f"the real traces are needed at {TRACES}")
@@ -84,7 +84,7 @@ def perturbed(base: dict, index: int, rng: random.Random) -> dict:
 
 
 def generate(root: Path, count: int) -> None:
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.disk.writer import write_directory
 
     print(f"generating {count} profile directories under {root} …", flush=True)
     started = time.perf_counter()

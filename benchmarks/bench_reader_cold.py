@@ -32,8 +32,8 @@ def launcher() -> list[str]:
 
 
 def build_profile(directory: Path) -> Path:
-    from libreyolo_profile.store.importer import profile_from_trace
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
+    from libreyolo_profile.store.disk.writer import write_directory
 
     trace = REPO.parent / "shared" / "traces" / "a100_cutlass_adam_rank0.json.gz"
     target = directory / "train"

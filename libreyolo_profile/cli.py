@@ -16,7 +16,7 @@ import click
 import typer
 
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
-from libreyolo_profile.textsafe import write_error
+from libreyolo_profile.output.textsafe import write_error
 
 # typer >= 0.22 vendors click (typer._click): its usage errors (bad option value, unknown option,
 # unreadable path) are not click.ClickException and must still exit 2
@@ -249,7 +249,7 @@ def import_cmd(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Turn a foreign trace or LibreYOLO built-in profile into a profile directory of ours."""
-    from libreyolo_profile.store import importer
+    from libreyolo_profile import importer
 
     importer.main(trace, project, as_json, exist_ok=exist_ok)
 

@@ -29,7 +29,7 @@ def _fast_get(args: list[str], prog: str) -> int | None:
         return None
     from libreyolo_profile.errors import ProfileError
     from libreyolo_profile.readers.get import main as get_main
-    from libreyolo_profile.textsafe import write_error  # the same error line (and --json object) as cli.run_cli
+    from libreyolo_profile.output.textsafe import write_error  # the same error line (and --json object) as cli.run_cli
 
     try:
         get_main(rest[0], rest[1] if len(rest) == 2 else None, as_json)

@@ -3,7 +3,7 @@
 -- Answers: every profile found under the roots as one set of tables: `profiles` (one row per
 -- profile: identity, key settings, every headline metric) and `kernels`, `ops`, `phases`, `steps`
 -- (every row of every profile's sidecar, with the profile's identity in front of its columns).
--- Binds: nothing. Reads what libreyolo_profile/store/catalog.py registers first:
+-- Binds: nothing. Reads what libreyolo_profile/store/crossrun/catalog.py registers first:
 --   profile_index   one row per profile, typed columns (the `profiles` view is exactly this table)
 --   sidecar_files   (profile_id, table_name, file): which parquet file holds which profile's table
 --   kernels_files, ops_files, phases_files, steps_files

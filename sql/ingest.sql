@@ -2,7 +2,7 @@
 --
 -- Answers nothing by itself: it builds the temp tables every metric, table and reader query uses.
 -- Binds: nothing (its two inputs are tables the caller registers first):
---   raw_events    one row per Kineto event (libreyolo_profile/store/trace_parse.py: EVENT_SCHEMA)
+--   raw_events    one row per Kineto event (libreyolo_profile/store/decode/trace_parse.py: EVENT_SCHEMA)
 --   ingest_params kind_hint VARCHAR ('train' | 'infer' | NULL to infer it)
 -- Needs: kernel_category_rules, tensorcore_rules, runtime_call_roles.
 -- Times are integer nanoseconds from the first event of the trace, kept at full sub-µs precision.

@@ -25,7 +25,7 @@ JOB_SECONDS = 60  # one command; the slowest hostile case takes ~3 s here, the o
 DRIVER = f"JOB_SECONDS = {JOB_SECONDS}\n" + r"""
 import json, os, signal, sys, tempfile, time
 from libreyolo_profile import launcher
-import libreyolo_profile.cli, libreyolo_profile.readers.common, libreyolo_profile.store.analyse  # warm the fork
+import libreyolo_profile.cli, libreyolo_profile.readers.common, libreyolo_profile.store.ingest.analyse  # warm the fork
 jobs = json.load(open(sys.argv[1]))
 results = []
 for job in jobs:

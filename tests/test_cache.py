@@ -18,7 +18,7 @@ from tests.bad_inputs.make_bad_inputs import clean_events, kineto_text
 # the real CLI entry, with parse_trace wrapped by a counter that is reported on stderr
 COUNTING = r"""
 import sys
-import libreyolo_profile.store.analyse as analyse
+import libreyolo_profile.store.ingest.analyse as analyse
 calls = []
 original = analyse.parse_trace
 def counted(*args, **kwargs):
@@ -97,7 +97,7 @@ def test_damaged_cache_entry_is_rebuilt(read_only_trace, tmp_path):
 def test_sweep_removes_only_dead_processes_leftovers(read_only_trace, tmp_path):
     """What a killed reader left under <cache>/work goes on the next run; a live process's work
     directory, and anything not named like ours, stay."""
-    from libreyolo_profile.store.cache import host_tag
+    from libreyolo_profile.store.disk.cache import host_tag
 
     cache = tmp_path / "cache"
     work = cache / "libreyolo-profile" / "work"

@@ -34,7 +34,7 @@ def cache(tmp_path_factory):
 
 def ingested(path, cache) -> dict:
     """The profile document the CLI's own ingest wrote for a trace (a `get` run fills the cache)."""
-    from libreyolo_profile.store.cache import trace_key
+    from libreyolo_profile.store.disk.cache import trace_key
 
     home = Path(cache["XDG_CACHE_HOME"]) / "libreyolo-profile" / "traces" / trace_key(path)
     if not (home / "profile.json").is_file():
@@ -79,7 +79,7 @@ def with_trials(doc: dict, values: dict[str, list[float]]) -> dict:
 
 
 def write(doc: dict, target):
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.disk.writer import write_directory
 
     write_directory(doc, target, repeat=len(doc["trials"]) > 1)
     return target

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from libreyolo_profile.errors import ProfileError
-from libreyolo_profile.store import trace_parse
-from libreyolo_profile.store.trace_parse import EVENT_SCHEMA, parse_trace
+from libreyolo_profile.store.decode import trace_parse
+from libreyolo_profile.store.decode.trace_parse import EVENT_SCHEMA, parse_trace
 from tests.bad_inputs.make_bad_inputs import clean_events, kineto_text
 
 SEED = kineto_text(clean_events(steps=3))
@@ -93,7 +93,7 @@ def test_random_json(tmp_path, doc):
                                                          st.lists(mutation, max_size=3))))
 def test_loader_never_crashes(tmp_path, monkeypatch, data):
     """The reader-facing loader (profile.json detection, cache) on arbitrary bytes."""
-    from libreyolo_profile.store.loader import load_document
+    from libreyolo_profile.store.disk.loader import load_document
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = tmp_path / "input.json"

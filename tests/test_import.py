@@ -35,7 +35,7 @@ def _ours(project: Path, kind: str) -> dict:
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_import_builtin_sample_keeps_what_is_real(name, tmp_path):
-    from libreyolo_profile.analysis.verdict import decide
+    from libreyolo_profile.store.document.verdict import decide
 
     path = builtin_sample(name)
     raw = json.loads(path.read_text())
@@ -127,7 +127,7 @@ def test_readers_accept_the_builtin_profile_json_directly(tmp_path):
 
 
 def test_import_a_trace_and_our_own_profile(trace, tmp_path):
-    from libreyolo_profile.store.importer import profile_from_trace
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     path = trace("h100_vit_image_classifier")
     result = cli_json("import", str(path), "--project", str(tmp_path / "p"))
@@ -205,7 +205,7 @@ def test_import_a_gpu_builtin_profile(gpu_builtin, tmp_path):
     assert "builtin_names_cut" in doc["marks"]
     assert len(shared) >= 5 and all(ours_category[n] == imported_category[n] for n in shared)
     # the verdict is decided by our rules on what it measured
-    from libreyolo_profile.analysis.verdict import decide
+    from libreyolo_profile.store.document.verdict import decide
 
     assert doc["verdict"]["bound"] == decide(m, "train", True, None)["bound"]
     summary = cli_json("summary", str(gpu_builtin))

@@ -24,8 +24,8 @@ CREATED = {"w0": "2026-01-01T10:00:00+00:00", "h100": "2026-01-02T10:00:00+00:00
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
-    from libreyolo_profile.store.importer import profile_from_trace
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
+    from libreyolo_profile.store.disk.writer import write_directory
 
     traces = require_traces()
     root = tmp_path_factory.mktemp("cross-run") / "runs"

@@ -195,7 +195,7 @@ def test_the_locked_connection_itself_can_write_nothing(root, cwd, monkeypatch):
     import duckdb
 
     from libreyolo_profile.readers import query
-    from libreyolo_profile.store.catalog import open_cross_run
+    from libreyolo_profile.store.crossrun.catalog import open_cross_run
     from libreyolo_profile.store.schema import TABLES
 
     monkeypatch.chdir(cwd)

@@ -20,8 +20,8 @@ A100 = "a100_cutlass_adam_rank0"
 def profile_dir(tmp_path_factory):
     """A profile directory of ours, built from a real trace through the writer."""
     from conftest import require_traces
-    from libreyolo_profile.store.importer import profile_from_trace
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
+    from libreyolo_profile.store.disk.writer import write_directory
 
     doc = profile_from_trace(require_traces() / f"{A100}.json.gz")
     target = tmp_path_factory.mktemp("profiles") / "train"

@@ -192,8 +192,8 @@ def report(*args: str, cwd: Path, cache: Path) -> dict:
 
 def profile_dir_from_trace(trace: Path, target: Path) -> Path:
     """A profile directory of ours (profile.json + sidecars), written by the store from a real trace."""
-    from libreyolo_profile.store.importer import profile_from_trace
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
+    from libreyolo_profile.store.disk.writer import write_directory
 
     write_directory(profile_from_trace(trace), target)
     return target

@@ -1,5 +1,5 @@
 """docs/SCHEMA.md stays true: its generated blocks match the code (store/schema.py, metric_catalog.py,
-store/catalog.py), its profile.json keys match a real document, the views have the documented
+store/crossrun/catalog.py), its profile.json keys match a real document, the views have the documented
 columns, and every ```sql example runs through the DuckDB Python client on real profile directories.
 
 Regenerate the blocks after a schema change:  python tests/test_schema_docs.py
@@ -18,7 +18,7 @@ DOC = REPO / "docs" / "SCHEMA.md"
 sys.path.insert(0, str(REPO))  # run as a script too
 
 from libreyolo_profile.metric_catalog import METRICS  # noqa: E402
-from libreyolo_profile.store.catalog import IDENTITY_COLUMNS, PROFILE_COLUMNS, metric_columns  # noqa: E402
+from libreyolo_profile.store.crossrun.catalog import IDENTITY_COLUMNS, PROFILE_COLUMNS, metric_columns  # noqa: E402
 from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION,  # noqa: E402
                                             TABLES, TABLES_VERSION)
 
@@ -114,8 +114,8 @@ def _documented_keys() -> set[str]:
 
 
 def test_profile_json_keys_are_the_documented_ones(trace):
-    from libreyolo_profile.store.builtin import builtin_document
-    from libreyolo_profile.store.importer import profile_from_trace
+    from libreyolo_profile.store.document.builtin import builtin_document
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     doc = profile_from_trace(trace("h100_vit_image_classifier"))
     assert set(doc) == _documented_keys()
@@ -132,8 +132,9 @@ def test_profile_json_keys_are_the_documented_ones(trace):
 def workdir(tmp_path_factory):
     """runs/profile/{train,infer,a/train,old/train}: three real GPU traces and one built-in profile."""
     from conftest import require_traces
-    from libreyolo_profile.store.importer import imported_document, profile_from_trace
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.importer import imported_document
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
+    from libreyolo_profile.store.disk.writer import write_directory
 
     traces = require_traces()
     root = tmp_path_factory.mktemp("schema-docs")

@@ -258,7 +258,7 @@ def test_duckdb_interrupt_exits_130(hostile, cli, monkeypatch):
 
 
 def test_sanitizer_escapes_c0_c1_and_del_but_keeps_layout_where_it_belongs():
-    from libreyolo_profile.textsafe import finite_or_none, safe_line, safe_text, strict_json
+    from libreyolo_profile.output.textsafe import finite_or_none, safe_line, safe_text, strict_json
 
     every_control = "".join(chr(c) for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)])
     assert not re.search("[\x00-\x1f\x7f-\x9f]", safe_line(every_control))

@@ -1,5 +1,5 @@
 """The trace we write opens cleanly in Perfetto UI and chrome://tracing: strict JSON, and the complete
-('X') events of each thread nest or are disjoint (libreyolo_profile/store/trace_check.py)."""
+('X') events of each thread nest or are disjoint (libreyolo_profile/store/decode/trace_check.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conftest import run_cli  # noqa: F401  (the shared conftest also gives every test its own cache)
-from libreyolo_profile.store.trace_check import check_events, check_trace
+from libreyolo_profile.store.decode.trace_check import check_events, check_trace
 
 
 def x(name: str, ts: float, dur: float, tid: int = 1, pid: int = 1) -> dict:
@@ -75,7 +75,7 @@ def test_command_line_exit_code(tmp_path):
     good.write_text(json.dumps({"traceEvents": [x("a", 0, 10)]}))
     bad.write_text(json.dumps({"traceEvents": [x("a", 0, 10), x("b", 5, 10)]}))
     for path, code in ((good, 0), (bad, 1)):
-        result = subprocess.run([sys.executable, "-m", "libreyolo_profile.store.trace_check", str(path)],
+        result = subprocess.run([sys.executable, "-m", "libreyolo_profile.store.decode.trace_check", str(path)],
                                 capture_output=True, text=True, timeout=60)
         assert result.returncode == code, result.stderr
         assert json.loads(result.stdout)["ok"] is (code == 0)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from libreyolo_profile.store import trace_parse
-from libreyolo_profile.store.trace_parse import EVENT_SCHEMA, parse_trace
+from libreyolo_profile.store.decode import trace_parse
+from libreyolo_profile.store.decode.trace_parse import EVENT_SCHEMA, parse_trace
 from tests.conftest import require_traces
 
 TRACE_NAMES = ["a100_cutlass_adam_rank0", "v100_resnet50_workers0", "v100_resnet50_workers4",
@@ -206,7 +206,7 @@ def test_typed_values_other_traces_use(tmp_path):
 # hostile input: caps (passed as parameters) and whitespace runs
 
 from libreyolo_profile.errors import UnanalysableError, UsageError  # noqa: E402
-from libreyolo_profile.store.trace_parse import Limits  # noqa: E402
+from libreyolo_profile.store.decode.trace_parse import Limits  # noqa: E402
 from tests.bad_inputs.make_bad_inputs import BOM, clean_events, kineto_text  # noqa: E402
 
 RUN = b" \n\t\r" * 4096  # 16 KiB of whitespace: many 1 KiB blocks of nothing else below

@@ -26,7 +26,7 @@ def traces():
 def inputs(traces, tmp_path_factory):
     """Per trace: its metrics (`get --json`), its kernels table (the parquet the ingest wrote, read
     with pyarrow) and its ingested document; the reader cache is shared with test_compare.py."""
-    from libreyolo_profile.store.cache import trace_key
+    from libreyolo_profile.store.disk.cache import trace_key
 
     cache = tmp_path_factory.getbasetemp() / "compare-what-if-cache"
     cache.mkdir(exist_ok=True)
@@ -134,7 +134,7 @@ def test_dataloader_bound_text_output_prints_the_capped_projection(inputs):
 
 def test_a_gpu_bound_verdict_models_gpu_work_removed(inputs, tmp_path):
     """The same real tables under a gpu-memory verdict: category → its GPU ms, N → N × kernel_gap_us."""
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.disk.writer import write_directory
 
     data = inputs("v100_resnet50_workers4")
     doc = copy.deepcopy(data["doc"])

@@ -245,7 +245,7 @@ def test_exist_ok_replaces_in_place(ws):
 
 
 def test_claim_without_renameat2_never_replaces(tmp_path, monkeypatch):
-    from libreyolo_profile.store import atomic
+    from libreyolo_profile.store.disk import atomic
 
     monkeypatch.setattr(atomic, "_renameat2", lambda *a: None)  # an old C library
     target = tmp_path / "infer"
@@ -260,7 +260,7 @@ def test_claim_without_renameat2_never_replaces(tmp_path, monkeypatch):
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
-    from libreyolo_profile.store.atomic import write_output
+    from libreyolo_profile.store.disk.atomic import write_output
 
     out = tmp_path / "all.duckdb"
     out.write_text("old")

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from libreyolo_profile.errors import ProfileError, UsageError
-from libreyolo_profile.textsafe import safe_text
+from libreyolo_profile.output.textsafe import safe_text
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -363,7 +363,7 @@ def write_and_print(out_dir: Path, *, kind: str, trials: list, keep_trace: bool,
     """Publish the profile into `out_dir`, or, where a profile is already there and not `exist_ok`,
     into the next free `out_dir`2, 3, … (said on stderr); the report and the summary follow it."""
     from libreyolo_profile.readers import summary
-    from libreyolo_profile.store.writer import write_profile
+    from libreyolo_profile.store.disk.writer import write_profile
 
     wanted = Path(out_dir)
     with status(f"analysing {len(trials)} trial trace(s) and writing {wanted}/profile.json"):

@@ -248,7 +248,7 @@ CPU_PROFILE_MEMORY = False
 
 def _capture(trace_path: Path, batch: int, mem: dict, profiled: list[float], plain: list[float],
              overhead: bool, device):
-    from libreyolo_profile.store.capture import TrialCapture
+    from libreyolo_profile.store.document.capture import TrialCapture
 
     extra = {
         "host_latency_mean_ms": round(statistics.fmean(profiled), 4),

@@ -552,7 +552,7 @@ def _optimizer_desc(trainer) -> dict:
 
 def _capture(trace_path: Path, batch: int, mem: dict, step_ms: list[float], window_ms: float,
              plain_ms: float | None, steps: int, device):
-    from libreyolo_profile.store.capture import TrialCapture
+    from libreyolo_profile.store.document.capture import TrialCapture
 
     extra = {
         "host_window_ms": round(window_ms, 3),

@@ -20,11 +20,12 @@ from pathlib import Path
 from libreyolo_profile.errors import EXIT_OK, UsageError
 from libreyolo_profile.readers import gate
 from libreyolo_profile.metric_catalog import METRICS, null_reason
-from libreyolo_profile.readers.common import (emit_json, fmt, profile_identity, records, run_sql, stderr_note,
-                                              stdout_console)
-from libreyolo_profile.store.loader import Loaded, load_document
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.output.terminal import fmt, stderr_note, stdout_console
+from libreyolo_profile.readers.common import profile_identity, records, run_sql
+from libreyolo_profile.store.disk.loader import Loaded, load_document
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE
-from libreyolo_profile.textsafe import safe_line
+from libreyolo_profile.output.textsafe import safe_line
 
 # (metric, True when higher is better / False when lower is better / None when neither is)
 COMMON = [("throughput_img_s", True), ("ms_per_img", False), ("step_ms", False), ("gpu_util_pct", True),
@@ -153,7 +154,7 @@ def _created(loaded: Loaded) -> tuple[float, str]:
 
 
 def _check_same_setup(directory: Path, members: list[Loaded]) -> None:
-    from libreyolo_profile.store.catalog import Found, index_row
+    from libreyolo_profile.store.crossrun.catalog import Found, index_row
 
     rows = [index_row(Found(str(m.path), m.path, m.doc)) for m in members]
     for member, row in zip(members[1:], rows[1:]):

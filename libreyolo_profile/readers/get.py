@@ -12,8 +12,8 @@ from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import METRICS, null_reason
-from libreyolo_profile.store.loader import load_document
-from libreyolo_profile.textsafe import safe_line, strict_json
+from libreyolo_profile.store.disk.loader import load_document
+from libreyolo_profile.output.textsafe import safe_line, strict_json
 
 
 def _fields(doc: dict) -> dict[str, object]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.readers.common import (check_phase, emit_json, open_tables, profile_identity, records,
-                                              run_sql, short_name, stderr_note, stdout_console, table)
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.output.terminal import short_name, stderr_note, stdout_console, table
+from libreyolo_profile.readers.common import check_phase, open_tables, profile_identity, records, run_sql
 
 SORTS = ("time", "count", "name")
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from libreyolo_profile.readers.common import PHASES, emit_json, open_tables, profile_identity, records, run_sql, stdout_console, table
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.output.terminal import stdout_console, table
+from libreyolo_profile.readers.common import PHASES, open_tables, profile_identity, records, run_sql
 
 
 def phase_rows(loaded, con) -> tuple[list[str], list[tuple]]:

@@ -1,5 +1,5 @@
 """`libreyolo profile query` and `libreyolo profile db`: SQL over every profile under some roots
-(the views come from store/catalog.py and sql/cross_run_views.sql).
+(the views come from store/crossrun/catalog.py and sql/cross_run_views.sql).
 
 `query` loads the tables the user's one SELECT names into memory, then switches DuckDB's file access
 off entirely (no path stays readable or writable) and runs the SELECT in a worker thread under a time
@@ -25,8 +25,8 @@ from pathlib import Path
 
 from libreyolo_profile import __version__
 from libreyolo_profile.errors import UnanalysableError, UsageError
-from libreyolo_profile.textsafe import safe_line
-from libreyolo_profile.store.catalog import DEFAULT_ROOT, collect, open_cross_run, register, require_profiles
+from libreyolo_profile.output.textsafe import safe_line
+from libreyolo_profile.store.crossrun.catalog import DEFAULT_ROOT, collect, open_cross_run, register, require_profiles
 from libreyolo_profile.store.schema import SCHEMA_VERSION, TABLES, TABLES_VERSION
 
 
@@ -228,8 +228,8 @@ def render(columns: list[str], rows: list[tuple]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from libreyolo_profile.readers.common import stdout_console
-    from libreyolo_profile.textsafe import safe_line
+    from libreyolo_profile.output.terminal import stdout_console
+    from libreyolo_profile.output.textsafe import safe_line
 
     t = Table(header_style="bold", show_edge=False, pad_edge=False)
     for i, name in enumerate(columns):
@@ -312,7 +312,7 @@ def check_timeout(timeout: float) -> None:
 def main(sql: str, roots: list[Path], as_json: bool, timeout: float = DEFAULT_TIMEOUT_S) -> None:
     import duckdb
 
-    from libreyolo_profile.readers.common import emit_json
+    from libreyolo_profile.output.json_out import emit_json
 
     check_timeout(timeout)
     roots = list(roots) or [DEFAULT_ROOT]
@@ -340,12 +340,12 @@ def main(sql: str, roots: list[Path], as_json: bool, timeout: float = DEFAULT_TI
 def db_main(out: Path, roots: list[Path], as_json: bool, force: bool = False) -> None:
     """Materialize profiles, kernels, ops, phases and steps into `out`, replacing it in one rename.
     `out` may replace an earlier database of ours; any other file only with --force, and never a
-    symlink, a non-regular file or one of the files read (store/atomic.py write_output)."""
+    symlink, a non-regular file or one of the files read (store/disk/atomic.py write_output)."""
     import duckdb
 
-    from libreyolo_profile.readers.common import emit_json
+    from libreyolo_profile.output.json_out import emit_json
     from libreyolo_profile.sqlfiles import sql_text
-    from libreyolo_profile.store.atomic import check_output, is_profile_database, write_output
+    from libreyolo_profile.store.disk.atomic import check_output, is_profile_database, write_output
 
     roots = list(roots) or [DEFAULT_ROOT]
     out = Path(out)

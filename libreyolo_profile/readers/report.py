@@ -5,7 +5,7 @@ The figures come from the readers' own SQL (summary's build, sql/ops.sql, sql/ke
 sql/report_steps.sql, compare's build); report_page.py turns them into HTML and report_svg.py
 draws the charts. Where the file goes: `--out`, else `report.html` beside a profile of ours in a
 writable directory, else `./report.html` (a foreign trace, or a read-only profile: the reader
-never writes beside its input then). Whichever it is, store/atomic.py `write_output` guards it: never
+never writes beside its input then). Whichever it is, store/disk/atomic.py `write_output` guards it: never
 through a symlink, onto a non-regular file or onto an input; an existing file that is not a report of
 ours only with --force.
 """
@@ -19,9 +19,10 @@ from pathlib import Path
 from libreyolo_profile import __version__
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.readers import summary
-from libreyolo_profile.readers.common import PHASES, emit_json, open_tables, records, run_sql
-from libreyolo_profile.store.atomic import write_output
-from libreyolo_profile.store.cache import cache_root
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.readers.common import PHASES, open_tables, records, run_sql
+from libreyolo_profile.store.disk.atomic import write_output
+from libreyolo_profile.store.disk.cache import cache_root
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
 
 REPORT_FILE = "report.html"
@@ -173,7 +174,7 @@ def main(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: 
                    "kind": facts["kind"], "bound": facts["bound"], "vs_bound": facts.get("vs_bound"),
                    "bytes": len(page.encode("utf-8")), "charts": _charts(page)})
     else:
-        from libreyolo_profile.textsafe import safe_line
+        from libreyolo_profile.output.textsafe import safe_line
 
         print(safe_line(written))  # a path from the user or the trace: keep its escapes inert
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from libreyolo_profile.textsafe import safe_line
+from libreyolo_profile.output.textsafe import safe_line
 
 PHASE_STYLES = {"dataload": "yellow", "to_device": "magenta", "forward": "blue", "backward": "red",
                 "optimizer": "green", "preprocess": "yellow", "postprocess": "green"}

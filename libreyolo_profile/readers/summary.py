@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from libreyolo_profile.metric_catalog import METRICS, null_reason
-from libreyolo_profile.readers.common import (emit_json, fmt, open_tables, profile_identity, records, run_sql,
-                                              short_name, stdout_console, table)
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.output.terminal import fmt, short_name, stdout_console, table
+from libreyolo_profile.readers.common import open_tables, profile_identity, records, run_sql
 from libreyolo_profile.readers.phases import phase_rows
-from libreyolo_profile.textsafe import safe_line
+from libreyolo_profile.output.textsafe import safe_line
 
 HEADLINE = ["step_ms", "throughput_img_s", "ms_per_img", "gpu_util_pct", "tensorcore_pct", "peak_vram_mb",
             "peak_mem_mb", "host_overhead_ms", "host_overhead_pct", "launches_per_step", "per_launch_host_us",

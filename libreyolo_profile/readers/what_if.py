@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from libreyolo_profile.analysis.verdict import THRESHOLDS
+from libreyolo_profile.store.document.verdict import THRESHOLDS
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import null_reason
-from libreyolo_profile.readers.common import emit_json, fmt, open_tables, profile_identity, records, run_sql, stdout_console
-from libreyolo_profile.textsafe import safe_line
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.output.terminal import fmt, stdout_console
+from libreyolo_profile.readers.common import open_tables, profile_identity, records, run_sql
+from libreyolo_profile.output.textsafe import safe_line
 
 DIRECT = {"host-launch", "gpu-compute", "gpu-memory", "cpu-compute", "cpu-overhead"}
 MODEL_TEXT = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from libreyolo_profile.sqlfiles import sql_text
-from libreyolo_profile.store.trace_parse import ParsedTrace
+from libreyolo_profile.store.decode.trace_parse import ParsedTrace
 
 RULE_FILES = ("kernel_categories.sql", "tensorcore_rules.sql", "runtime_calls.sql")
 
@@ -20,7 +20,7 @@ def _spill_directory() -> str:
     files and a killed one's are swept by the next run. An in-memory database spills to ./.tmp by
     default: never into the cwd, and with no writable place at all, no spilling."""
     from libreyolo_profile.errors import ProfileError
-    from libreyolo_profile.store.cache import work_dir
+    from libreyolo_profile.store.disk.cache import work_dir
 
     try:
         return str(work_dir("duckdb") / "spill")

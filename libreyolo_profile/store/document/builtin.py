@@ -5,11 +5,13 @@ What is carried over is what that profiler measured for real: step time, through
 percentiles, stage means, phase wall times, op counts, and, on a GPU, its kernel figures. What it
 gets wrong is not carried over (see the README of the samples): on a CPU it reports the whole step
 as host overhead, a GPU launch verdict, and 0 kernels/launches; its op times double-count nested
-ops. Those become null with a reason, the verdict is recomputed by our rules (analysis/verdict.py),
+ops. Those become null with a reason, the verdict is recomputed by our rules (store/document/verdict.py),
 and each difference is a mark in the profile.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import json
 import math
@@ -19,10 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from libreyolo_profile import __version__
-from libreyolo_profile.analysis.verdict import THRESHOLDS, decide
+from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.store.cache import bytes_key
 from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_SCHEMA, SCHEMA_VERSION, TABLES,
                                             TABLES_VERSION)
 
@@ -372,7 +373,8 @@ def builtin_document(path: Path) -> dict:
         "schema": PROFILE_SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "tables_version": TABLES_VERSION,
-        "generation": bytes_key(data),  # the same file always converts to the same document
+        # the same file always converts to the same document (and this converter's version is part of it)
+        "generation": hashlib.sha256(f"{SOURCE_TYPE}|{__version__}|".encode() + data).hexdigest()[:32],
         "kind": kind,
         "kind_inferred": False,
         "device_type": "cpu" if on_cpu else "gpu",
@@ -407,9 +409,3 @@ def builtin_document(path: Path) -> dict:
         },
     }
 
-
-def load_builtin(path: Path):
-    """The built-in profile as a Loaded whose home is a cache directory holding our profile.json and sidecars."""
-    from libreyolo_profile.store.loader import load_converted
-
-    return load_converted(Path(path), "builtin", builtin_document)

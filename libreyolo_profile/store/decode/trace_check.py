@@ -9,7 +9,7 @@ nesting is checked in those truncated integers, the view of the stricter viewer.
 Also checked: the file is strict JSON (no NaN/Infinity tokens, which Python's json writes by
 default and JavaScript's JSON.parse rejects), and every event has the fields its phase needs.
 
-Run it directly: `python -m libreyolo_profile.store.trace_check profile_trace.json` (exit 1 on
+Run it directly: `python -m libreyolo_profile.store.decode.trace_check profile_trace.json` (exit 1 on
 problems).
 """
 

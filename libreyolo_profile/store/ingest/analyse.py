@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from libreyolo_profile.sqlfiles import sql_text
-from libreyolo_profile.store.ingest import compute_metrics, ingest
+from libreyolo_profile.store.ingest.timeline import compute_metrics, ingest
 from libreyolo_profile.store.schema import TABLES
-from libreyolo_profile.store.trace_parse import damage_notes, parse_trace
+from libreyolo_profile.store.decode.trace_parse import damage_notes, parse_trace
 from libreyolo_profile.errors import UnanalysableError
 
 TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES}

@@ -8,12 +8,12 @@ import json
 import shutil
 from pathlib import Path
 
-from libreyolo_profile.store.analyse import analyse_trace
-from libreyolo_profile.store.atomic import claim, publish, staging_dir
-from libreyolo_profile.store.capture import TrialCapture
-from libreyolo_profile.store.document import build_document, repeat_document
+from libreyolo_profile.store.ingest.analyse import analyse_trace
+from libreyolo_profile.store.disk.atomic import claim, publish, staging_dir
+from libreyolo_profile.store.document.capture import TrialCapture
+from libreyolo_profile.store.document.assemble import build_document, repeat_document
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
-from libreyolo_profile.store.sidecars import write_sidecars
+from libreyolo_profile.store.disk.sidecars import write_sidecars
 
 OWNED_FILES = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, "report.html", *(f"{t}.parquet" for t in TABLES))
 

@@ -8,9 +8,9 @@ import uuid
 from datetime import datetime, timezone
 
 from libreyolo_profile import __version__
-from libreyolo_profile.analysis.verdict import THRESHOLDS, decide
+from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.store.capture import TrialCapture
+from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
 
 # Internal columns of sql/metrics.sql that are inputs to others, not `get` fields.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import UnanalysableError, UsageError
-from libreyolo_profile.store.cache import bytes_key, cache_root, trace_key
+from libreyolo_profile.store.disk.cache import bytes_key, cache_root, trace_key
 from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA, REPEAT_FILE,
                                             REPEAT_SCHEMA, SCHEMA_VERSION, TABLES, TRACE_FILE)
 
@@ -48,7 +48,7 @@ def _check_readable(path: Path) -> None:
 
 
 def _special_file_kind(mode: int) -> str:
-    from libreyolo_profile.store.trace_parse import special_file_kind  # not at import: `get` stays light
+    from libreyolo_profile.store.decode.trace_parse import special_file_kind  # not at import: `get` stays light
 
     return special_file_kind(mode)
 
@@ -126,9 +126,10 @@ def load_document(path: Path) -> Loaded:
         if schema in _OUR_SCHEMAS:
             return _repeat_damage_warning(Loaded(_validate(_read_document(path), path), path.parent, path))
         if schema == BUILTIN_SCHEMA:
-            from libreyolo_profile.store.builtin import load_builtin
+            from libreyolo_profile.store.document.builtin import builtin_document
 
-            return load_builtin(path)
+            # converted once into the cache, like a foreign trace
+            return load_converted(path, "builtin", builtin_document)
         if path.name == TRACE_FILE and (path.parent / PROFILE_FILE).is_file():
             # our own trace: its profile.json knows what the trace alone cannot (images, overhead)
             target = path.parent / PROFILE_FILE
@@ -139,11 +140,11 @@ def load_document(path: Path) -> Loaded:
 def _repeat_damage_warning(loaded: Loaded) -> Loaded:
     """Say again what reading the trace had to repair or recover: the first read said it while
     parsing; every later read of the profile (cached or imported) says it from its mark."""
-    from libreyolo_profile.store.document import DAMAGE_MARK
+    from libreyolo_profile.store.document.assemble import DAMAGE_MARK
 
     note = (loaded.doc.get("marks") or {}).get(DAMAGE_MARK)
     if note:
-        from libreyolo_profile.textsafe import safe_text
+        from libreyolo_profile.output.textsafe import safe_text
 
         print(safe_text(f"warning: {loaded.path}: {note}"), file=sys.stderr)
     return loaded
@@ -168,7 +169,7 @@ def _schema_of(head: bytes) -> str | None:
 
 def _cached_document(home: Path) -> dict | None:
     """The valid profile.json of a cache entry; None when absent, damaged or not a real directory."""
-    from libreyolo_profile.store.cache import is_entry
+    from libreyolo_profile.store.disk.cache import is_entry
 
     if not is_entry(home) or not (home / PROFILE_FILE).is_file():
         return None
@@ -185,7 +186,7 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
     The entry is built in a private work directory and renamed into place whole; of concurrent
     readers converting the same input, the first to publish wins and the others read its entry
     (each conversion has its own generation, so an entry's sidecars match only its own document)."""
-    from libreyolo_profile.store.cache import publish_entry, scratch, writing
+    from libreyolo_profile.store.disk.cache import publish_entry, scratch, writing
 
     key = trace_key(path)
     home = cache_root() / area / key
@@ -195,7 +196,7 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
     doc = convert(path)
 
     def publish(root: Path) -> Loaded:
-        from libreyolo_profile.store.writer import write_directory
+        from libreyolo_profile.store.disk.writer import write_directory
 
         home = root / area / key
         with scratch(area) as work:
@@ -211,7 +212,7 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
 
 
 def _load_trace(path: Path) -> Loaded:
-    from libreyolo_profile.store.importer import profile_from_trace
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     parsed_now = []
 
@@ -246,7 +247,7 @@ def _sidecars_match(home: Path, doc: dict) -> bool:
 
 def sidecar_dir(loaded: Loaded) -> Path:
     """The directory whose parquet files match the document: beside it, or rebuilt in the cache."""
-    from libreyolo_profile.store.cache import is_entry, publish_entry, scratch, writing
+    from libreyolo_profile.store.disk.cache import is_entry, publish_entry, scratch, writing
 
     if loaded.home is not None and _sidecars_match(loaded.home, loaded.doc):
         return loaded.home
@@ -258,7 +259,7 @@ def sidecar_dir(loaded: Loaded) -> Path:
 
     def rebuild(root: Path) -> Path:
         """Written whole in a private work directory, then renamed into place (see cache.publish_entry)."""
-        from libreyolo_profile.store.sidecars import write_sidecars
+        from libreyolo_profile.store.disk.sidecars import write_sidecars
 
         home = root / "sidecars" / key
         with scratch("sidecars") as work:

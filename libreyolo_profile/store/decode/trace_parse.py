@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from libreyolo_profile.errors import UnanalysableError, UsageError
-from libreyolo_profile.textsafe import safe_line
+from libreyolo_profile.output.textsafe import safe_line
 
 _NULL = msgspec.Raw(b"null")
 
@@ -825,7 +825,7 @@ class _Sink:
 
     def _spill(self) -> None:
         if self.spill_dir is None:
-            from libreyolo_profile.store.cache import work_dir  # under the cache, swept if we are killed
+            from libreyolo_profile.store.disk.cache import work_dir  # under the cache, swept if we are killed
 
             self.spill_dir = work_dir("ingest")
             self.own_dir = True
@@ -943,7 +943,7 @@ def _parse_parallel(path: Path, progress, limits: Limits) -> ParsedTrace | None:
     if split is None:
         return None
     first_end, second_start = split
-    from libreyolo_profile.store.cache import work_dir  # under the cache, swept if we are killed
+    from libreyolo_profile.store.disk.cache import work_dir  # under the cache, swept if we are killed
 
     work = work_dir("ingest")
     try:

@@ -35,16 +35,15 @@ _SAMPLE = 1 << 16
 def analysis_version() -> str:
     """What a cached analysis depends on: this package's version and the text of every SQL file and
     of the store and analysis code, so an edited metric or rule invalidates old cache entries."""
-    from importlib.resources import files
-
+    import libreyolo_profile.sql
+    import libreyolo_profile.store
     from libreyolo_profile import __version__
 
     digest = hashlib.sha256(__version__.encode())
-    for package, suffix in (("libreyolo_profile.sql", ".sql"), ("libreyolo_profile.store", ".py"),
-                            ("libreyolo_profile.analysis", ".py")):
-        for entry in sorted(files(package).iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(suffix):
-                digest.update(entry.name.encode() + entry.read_bytes())
+    for package, pattern in ((libreyolo_profile.sql, "*.sql"), (libreyolo_profile.store, "*.py")):
+        top = Path(package.__file__).parent
+        for entry in sorted(top.rglob(pattern)):  # every room of the store, not only its top floor
+            digest.update(str(entry.relative_to(top)).encode() + entry.read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -10,19 +10,12 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from libreyolo_profile.store.analyse import analyse_trace
-from libreyolo_profile.store.document import build_document
-
-
-def profile_from_trace(path: Path) -> dict:
-    analysis = analyse_trace(path)
-    return build_document([analysis], [None], source={"type": "trace", "path": str(Path(path).resolve())})
 
 
 def imported_document(path: Path) -> dict:
     """Our document for whatever `path` is: a trace (analysed), a built-in profile (converted), or one
     of our own profiles (taken as it is). The loader decides, so import accepts what readers accept."""
-    from libreyolo_profile.store.loader import load_document
+    from libreyolo_profile.store.disk.loader import load_document
 
     loaded = load_document(Path(path))
     doc = dict(loaded.doc)
@@ -34,9 +27,10 @@ def imported_document(path: Path) -> dict:
 
 
 def main(trace: Path, project: Path, as_json: bool, exist_ok: bool = False) -> None:
-    from libreyolo_profile.readers.common import emit_json, stderr_note
+    from libreyolo_profile.output.json_out import emit_json
+    from libreyolo_profile.output.terminal import stderr_note
     from libreyolo_profile.store.schema import PROFILE_FILE
-    from libreyolo_profile.store.writer import write_directory
+    from libreyolo_profile.store.disk.writer import write_directory
 
     doc = imported_document(trace)
     wanted = Path(project) / doc["kind"]
@@ -53,7 +47,7 @@ def main(trace: Path, project: Path, as_json: bool, exist_ok: bool = False) -> N
     if as_json:
         emit_json(result)
         return
-    from libreyolo_profile.textsafe import safe_line
+    from libreyolo_profile.output.textsafe import safe_line
 
     # paths and trace-derived text: safe_line keeps escape sequences in them inert on a terminal
     say = lambda text: sys.stdout.write(safe_line(text) + "\n")  # noqa: E731

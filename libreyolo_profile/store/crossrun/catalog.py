@@ -21,12 +21,12 @@ from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError, UsageError
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.textsafe import safe_line
+from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA, REPEAT_SCHEMA,
                                             SCHEMA_VERSION, TABLES)
 
 _VERIFIED_VERSION = 1  # bump when index_row changes what a cached row holds
-GENERATION_KEY = "libreyolo_profile.generation"  # parquet key-value metadata written by store/sidecars.py
+GENERATION_KEY = "libreyolo_profile.generation"  # parquet key-value metadata written by store/disk/sidecars.py
 DEFAULT_ROOT = Path("runs/profile")
 
 # The identity every row of kernels/ops/phases/steps carries (sql/cross_run_views.sql lists the same).
@@ -209,7 +209,7 @@ def _read_heads(found: list[tuple[str, Path]]) -> list[Found]:
 
 def _full_load(item: Found) -> Found | None:
     """The slow path: the loader reads (or converts) the whole file and finds or rebuilds its sidecars."""
-    from libreyolo_profile.store.loader import load_document, sidecar_dir
+    from libreyolo_profile.store.disk.loader import load_document, sidecar_dir
 
     try:
         loaded = load_document(item.json_path)
@@ -257,7 +257,7 @@ class _Verified:
     nor a parquet footer before running. One cache file per set of roots."""
 
     def __init__(self, roots: list[Path]):
-        from libreyolo_profile.store.cache import bytes_key, cache_root
+        from libreyolo_profile.store.disk.cache import bytes_key, cache_root
 
         key = bytes_key("\0".join(sorted(os.path.realpath(r) for r in roots)).encode())
         self.path = cache_root() / "cross_run" / f"{key}.json"

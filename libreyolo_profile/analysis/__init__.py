@@ -1,1 +1,0 @@
-"""Judgements over measured metrics: the bottleneck verdict and the profile's marks."""
