@@ -120,7 +120,7 @@ def measure(cmd: list[str], env: dict | None = None, timeout: float = 1200) -> d
 PARSE_SNIPPET = """
 import sys, time
 from pathlib import Path
-from libreyolo_profile.store.decode.trace_parse import parse_trace
+from libreyolo_profile.store.decode.parse import parse_trace
 t = time.perf_counter()
 parsed = parse_trace(Path(sys.argv[1]))
 print(parsed.events.num_rows, parsed.stats.events_seen, time.perf_counter() - t)

@@ -1,17 +1,18 @@
 """How much does our profiler configuration distort what it measures? (SPEC §7: ≤ 5% for `infer`
 at --imgsz 640 on the CPU.)
 
-Infer: one process, LibreYOLO9-t (random init, eval) on LibreYOLO's sample image, the exact call
-and profiler settings `libreyolo profile infer` uses (measure/infer.py `_Caller`,
-measure/common.py `make_profiler`). Per round, a block of N unprofiled calls and a block of N
-profiled calls (one profiler session, `ProfilerStep#n` + phase ranges, as in a profile), in
+Infer: one process, LibreYOLO9-t (random init, eval) on LibreYOLO's sample image, the exact call,
+trial loop and profiler settings `libreyolo profile infer` uses (measure/infer.py `InferCall`,
+measure/trials.py `TrialRunner`, measure/common.py `make_profiler`). Per round, a block of N
+unprofiled calls and a block of N profiled calls (one profiler session, `ProfilerStep#n` + phase ranges, as in a profile), in
 alternating order (A B, then B A, …) so drift hits both. Per round: overhead = median(profiled) /
 median(unprofiled) − 1. Reported: every round, the median and the spread (min–max) over rounds.
 Optionally a third block with profile_memory=True, to decide whether CPU profiles can afford
 allocator events.
 
-Run: the real training step (`measure/train.py` `_Stepper`) on the fixture dataset, rounds of S
-unprofiled steps vs S profiled steps (fresh loader pass each block), window wall time compared.
+Run: the real training step (`measure/train_step.py` `TrainStep`) on the fixture dataset, through the
+same `TrialRunner`, rounds of S unprofiled steps vs S profiled steps (fresh loader pass each block),
+window wall time compared.
 
     python benchmarks/bench_profiler_overhead.py                      # infer 640 + 320, run 256
     python benchmarks/bench_profiler_overhead.py --imgsz 640 --rounds 8 --calls 15 --memory
@@ -25,7 +26,6 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,11 +39,11 @@ def _fmt(xs):
 def bench_infer(imgsz: int, rounds: int, calls: int, memory: bool) -> dict:
     import torch
     from PIL import Image
-    from torch.profiler import record_function
 
     import libreyolo
-    from libreyolo_profile.measure import common
-    from libreyolo_profile.measure.infer import _Caller
+    from libreyolo_profile.measure import common, profiler
+    from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
+    from libreyolo_profile.measure.trials import TrialRunner
 
     common.quiet_libreyolo_logging()
     device = torch.device("cpu")
@@ -51,31 +51,17 @@ def bench_infer(imgsz: int, rounds: int, calls: int, memory: bool) -> dict:
     w = libreyolo.LibreYOLO9(None, size="t", device="cpu")
     w.model.eval()
     img = Image.open(libreyolo.SAMPLE_IMAGE).convert("RGB")
-    caller = _Caller(w, device, imgsz, 0.25, 0.45, 300, None)
-    for _ in range(5):
-        caller([img], annotate=False)
+    call = over_plan(InferCall(w, device, imgsz, 0.25, 0.45, 300, None), batch_plan([img], 1, calls))
+    runner = TrialRunner(device)
+    runner.warmup(call, 5)
 
-    def plain():
-        out = []
-        for _ in range(calls):
-            t0 = time.perf_counter()
-            caller([img], annotate=False)
-            out.append((time.perf_counter() - t0) * 1000)
-        return out
-
-    def profiled(mem: bool):
-        out = []
-        prof = common.make_profiler(device, profile_memory=mem)
-        with common.profiling(prof):
-            for i in range(calls):
-                t0 = time.perf_counter()
-                with record_function(f"ProfilerStep#{i + 1}"):
-                    caller([img], annotate=True)
-                out.append((time.perf_counter() - t0) * 1000)
+    def profiled(mem: bool) -> list[float]:
+        prof = profiler.make_profiler(device, profile_memory=mem)
+        times = runner.profiled_window(call, calls, prof).call_ms
         del prof
-        return out
+        return times
 
-    blocks = {"plain": plain, "profiled": lambda: profiled(False)}
+    blocks = {"plain": lambda: runner.time_each(call, range(calls)), "profiled": lambda: profiled(False)}
     if memory:
         blocks["profiled+memory"] = lambda: profiled(True)
     names = list(blocks)
@@ -98,17 +84,18 @@ def bench_infer(imgsz: int, rounds: int, calls: int, memory: bool) -> dict:
 
 def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
     import torch
-    from torch.profiler import record_function
 
     import libreyolo
     from libreyolo.models.yolo9.trainer import YOLO9Trainer
-    from libreyolo_profile.measure import common
-    from libreyolo_profile.measure.train import _seed_all, _Stepper, resolve_dataset
+    from libreyolo_profile.measure import common, profiler
+    from libreyolo_profile.measure.dataset import resolve_dataset
+    from libreyolo_profile.measure.train_step import TrainStep
+    from libreyolo_profile.measure.trials import TrialRunner, seed_everything
 
     common.quiet_libreyolo_logging()
     device = torch.device("cpu")
     cfg = resolve_dataset(str(ROOT / "fixtures" / "synth3.yaml"))
-    _seed_all(0, device)
+    seed_everything(0, device)
     w = libreyolo.LibreYOLO9(None, size="t", device="cpu")
     w._rebuild_for_new_classes(cfg["nc"])
     w.model.enable_aux(weight=0.25)
@@ -117,28 +104,23 @@ def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
                                data=cfg["yaml_file"], batch=2, imgsz=imgsz, workers=0, device="cpu",
                                project=tmp, name="b", exist_ok=True, amp=False, seed=0)
         trainer.setup()
-    stepper = _Stepper(trainer, device, None)
-    stepper.model.train()
-    it = iter(trainer.train_loader)
-    stepper.step(it, annotate=False)  # first-step setup cost out of the way
+    step = TrainStep(trainer, device, None)
+    step.model.train()
+    runner = TrialRunner(device)
+    step.begin_pass(trainer.train_loader)
+    runner.warmup(step, 1)  # first-step setup cost out of the way
 
     def block(profile: bool) -> float:
-        it = iter(trainer.train_loader)
+        """ms per step of one window from a fresh loader pass, as `run` times its trials."""
+        step.begin_pass(trainer.train_loader)
         if profile:
-            prof = common.make_profiler(device)
-            with common.profiling(prof):
-                t0 = time.perf_counter()
-                for s in range(steps):
-                    with record_function(f"ProfilerStep#{s + 1}"):
-                        stepper.step(it, annotate=True)
-                dt = time.perf_counter() - t0
+            prof = profiler.make_profiler(device)
+            window = runner.profiled_window(step, steps, prof, sync_last=True)
             del prof
         else:
-            t0 = time.perf_counter()
-            for _ in range(steps):
-                stepper.step(it, annotate=False)
-            dt = time.perf_counter() - t0
-        return dt * 1000 / steps
+            window = runner.time_window(step, steps)
+        step.end_pass()
+        return window.window_ms / steps
 
     plain, prof = [], []
     for r in range(rounds):

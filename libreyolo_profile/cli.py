@@ -15,6 +15,7 @@ from typing import Optional
 import click
 import typer
 
+from libreyolo_profile.cli_arguments import screen_arguments
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
 from libreyolo_profile.output.textsafe import write_error
 
@@ -66,9 +67,14 @@ def run_cmd(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Profile a short training and write <project>/train/profile.json."""
+    from libreyolo_profile.measure.options import RunOptions
+
+    options = RunOptions(data=data, weights=weights, size=size, batch=batch, imgsz=imgsz, workers=workers, amp=amp,
+                         steps=steps, warmup=warmup, repeat=repeat, device=device, project=project,
+                         overhead=overhead, exist_ok=exist_ok)
     from libreyolo_profile.measure.train import profile_run
 
-    profile_run(dict(locals()), argv=sys.argv)
+    _show_measurement(profile_run(options, argv=sys.argv), report=report, as_json=as_json)
 
 
 @app.command("infer")
@@ -95,9 +101,41 @@ def infer_cmd(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Profile the inference path and write <project>/infer/profile.json."""
+    from libreyolo_profile.measure.options import InferOptions
+
+    options = InferOptions(source=source, weights=weights, size=size, batch=batch, imgsz=imgsz, half=half,
+                           amp_dtype=amp_dtype, warmup=warmup, runs=runs, repeat=repeat, conf=conf, iou=iou,
+                           max_det=max_det, device=device, trace=trace, project=project, overhead=overhead,
+                           exist_ok=exist_ok)
     from libreyolo_profile.measure.infer import profile_infer
 
-    profile_infer(dict(locals()), argv=sys.argv)
+    _show_measurement(profile_infer(options, argv=sys.argv), report=report, as_json=as_json)
+
+
+def _show_measurement(measured, *, report: bool, as_json: bool) -> None:
+    """After `run` or `infer` published a profile: report.html beside it (unless --no-report), the
+    summary on stdout, and where both files are on stderr. The profile is opened once for both."""
+    from libreyolo_profile.output.terminal import stderr_note
+    from libreyolo_profile.readers.common import open_profile
+    from libreyolo_profile.readers.report import write_report
+    from libreyolo_profile.readers.summary import print_summary
+
+    profile = open_profile(measured.profile_json)
+    written = []
+    if report:
+        try:
+            written.append(write_report(measured.directory, profile))
+        except Exception as exc:  # the measured profile is safe on disk; a report failure must not lose it
+            from libreyolo_profile.measure.common import warn
+
+            warn(f"the HTML report could not be written ({type(exc).__name__}: {exc}); "
+                 f"`libreyolo profile report {measured.directory}` retries it")
+    try:
+        print_summary(profile, as_json)
+    finally:  # last, so the paths stay in view under the summary
+        stderr_note(f"profile: {measured.profile_json}")
+        for path in written:
+            stderr_note(f"report: {path}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +150,7 @@ def summary_cmd(
     """The top-level read: step time, utilization, verdict, composition, top kernels."""
     from libreyolo_profile.readers import summary
 
-    summary.main(trace, as_json)
+    summary.print_summary(trace, as_json)
 
 
 @app.command("get")
@@ -124,7 +162,7 @@ def get_cmd(
     """Print one metric and nothing else (for scripts)."""
     from libreyolo_profile.readers import get
 
-    get.main(trace, field, as_json)
+    get.print_field(trace, field, as_json)
 
 
 @app.command("phases")
@@ -135,7 +173,7 @@ def phases_cmd(
     """Per phase: GPU ms, wall ms, kernel count and op count per step."""
     from libreyolo_profile.readers import phases
 
-    phases.main(trace, as_json)
+    phases.print_phases(trace, as_json)
 
 
 @app.command("kernels")
@@ -152,7 +190,7 @@ def kernels_cmd(
     """Individual GPU kernels: share of GPU time, ms and calls per step, category."""
     from libreyolo_profile.readers import kernels
 
-    kernels.main(trace, top=top, category=category, grep=grep, tensorcore=tensorcore, sort=sort, phase=phase, as_json=as_json)
+    kernels.print_kernels(trace, top=top, category=category, grep=grep, tensorcore=tensorcore, sort=sort, phase=phase, as_json=as_json)
 
 
 @app.command("ops")
@@ -165,7 +203,7 @@ def ops_cmd(
     """Framework ops ranked by self (exclusive) CPU time, total (inclusive) beside it."""
     from libreyolo_profile.readers import ops
 
-    ops.main(trace, top=top, phase=phase, as_json=as_json)
+    ops.print_ops(trace, top=top, phase=phase, as_json=as_json)
 
 
 COMPARE_SIDE_HELP = TRACE_HELP + "; or a directory of several profiles of one setup, whose trials are pooled"
@@ -196,8 +234,8 @@ def compare_cmd(
     """
     from libreyolo_profile.readers import compare
 
-    code = compare.main(before, after, as_json, fail_on=fail_on, as_markdown=as_markdown,
-                        strict_noise=strict_noise, require_repeats=require_repeats)
+    code = compare.print_comparison(before, after, as_json, fail_on=fail_on, as_markdown=as_markdown,
+                                    strict_noise=strict_noise, require_repeats=require_repeats)
     if code:
         raise typer.Exit(code)
 
@@ -212,7 +250,7 @@ def what_if_cmd(
     """Estimate what removing work would buy, by the model the profile's verdict picks."""
     from libreyolo_profile.readers import what_if
 
-    what_if.main(trace, remove_category=remove_category, remove_launches=remove_launches, as_json=as_json)
+    what_if.print_what_if(trace, remove_category=remove_category, remove_launches=remove_launches, as_json=as_json)
 
 
 @app.command("query")
@@ -225,7 +263,7 @@ def query_cmd(
     """Run read-only SQL over every profile under the roots."""
     from libreyolo_profile.readers import query
 
-    query.main(sql, roots or [Path("runs/profile")], as_json, timeout=timeout)
+    query.print_query(sql, roots or [Path("runs/profile")], as_json, timeout=timeout)
 
 
 @app.command("db")
@@ -238,7 +276,7 @@ def db_cmd(
     """Materialize every profile under the roots into a .duckdb file for a DuckDB shell."""
     from libreyolo_profile.readers import query
 
-    query.db_main(out, roots or [Path("runs/profile")], as_json, force=force)
+    query.write_database(out, roots or [Path("runs/profile")], as_json, force=force)
 
 
 @app.command("import")
@@ -251,7 +289,7 @@ def import_cmd(
     """Turn a foreign trace or LibreYOLO built-in profile into a profile directory of ours."""
     from libreyolo_profile import importer
 
-    importer.main(trace, project, as_json, exist_ok=exist_ok)
+    importer.import_profile(trace, project, as_json, exist_ok=exist_ok)
 
 
 @app.command("report")
@@ -265,95 +303,15 @@ def report_cmd(
     """Write one self-contained HTML report (no network needed to open it)."""
     from libreyolo_profile.readers import report
 
-    report.main(trace, out=out, vs=vs, as_json=as_json, force=force)
+    report.write_report_file(trace, out=out, vs=vs, as_json=as_json, force=force)
 
 
 # ---------------------------------------------------------------------------------------------
 # entry
 
-_KEY_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$")
-# every integer option ends up in DuckDB (LIMIT $top) or in arithmetic on 64-bit columns
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # typer >= 0.22 vendors click and raises its own Exit and Abort (typer.Exit), which are not click's
 _CLICK_EXIT = (click.exceptions.Exit, typer.Exit)
 _CLICK_ABORT = (click.exceptions.Abort, typer.Abort)
-
-
-def _value_options(args: list[str]) -> dict[str, object]:
-    """The options of the subcommand args[0] names that take a value (`--grep` yes, `--json` no),
-    by spelling. Works for click's parameters and for typer's vendored ones alike."""
-    if not args:
-        return {}
-    try:
-        command = typer.main.get_command(app).get_command(None, args[0])
-    except Exception:  # an unknown subcommand: click reports it
-        return {}
-    options = {}
-    for param in getattr(command, "params", []):
-        if getattr(param, "param_type_name", None) == "option" and not getattr(param, "is_flag", False):
-            options.update((spelling, param) for spelling in param.opts)
-    return options
-
-
-def _split_arguments(args: list[str], options: dict) -> tuple[list[str], list[tuple[str, object, str]]]:
-    """(positional tokens, (option, parameter, value) triples), the way click will read args[1:]:
-    an option's value is the next token or what follows `=`, and everything after `--` is positional."""
-    positionals, values = [], []
-    tokens = iter(args[1:])
-    for token in tokens:
-        if token == "--":
-            positionals.extend(tokens)
-            break
-        if token in options:
-            value = next(tokens, None)
-            if value is not None:
-                values.append((token, options[token], value))
-        elif token.startswith("-"):
-            spelling, has_value, value = token.partition("=")
-            if has_value and spelling in options:
-                values.append((spelling, options[spelling], value))
-        else:
-            positionals.append(token)
-    return positionals, values
-
-
-def _reject_key_value(args: list[str]) -> None:
-    """SPEC §1: `key=value` is an unparsable argument (exit 2); show the `--key value` spelling.
-
-    Only a positional is refused, and only when it names no existing file (`lr=0.1.json.gz` is a
-    trace); an option's value may hold `=` (`--grep a=b`, `--grep=a=b`)."""
-    options = _value_options(args)
-    positionals, values = _split_arguments(args, options)
-    for token in positionals:
-        match = _KEY_VALUE.match(token)
-        if match and not os.path.lexists(token):
-            key, value = match.group(1).replace("_", "-"), match.group(2)
-            raise ProfileError(
-                f"unparsable argument '{token}': this group takes POSIX flags, not key=value; "
-                f"write --{key} {value}", EXIT_USAGE)
-    _reject_huge_integers(values)
-
-
-def _is_integer_option(param) -> bool:
-    descriptor = getattr(param, "type_descriptor", None)  # typer's vendored click
-    if descriptor is not None:
-        return getattr(descriptor, "annotation", None) is int
-    return getattr(getattr(param, "type", None), "name", None) == "integer"  # click's IntParamType
-
-
-def _reject_huge_integers(values: list[tuple[str, object, str]]) -> None:
-    """An integer beyond 64 bits is an unparsable argument (exit 2), not a DuckDB overflow (exit 1)."""
-    for spelling, param, value in values:
-        if not _is_integer_option(param):
-            continue
-        try:
-            number = int(value)
-        except ValueError:  # not an integer at all (or too many digits to read): click says so
-            continue
-        if not _INT64_MIN <= number <= _INT64_MAX:
-            shown = value if len(value) <= 24 else value[:20] + "…"
-            raise ProfileError(f"invalid value for {spelling}: {shown} is out of range "
-                               f"(integers from {_INT64_MIN} to {_INT64_MAX})", EXIT_USAGE)
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -394,7 +352,7 @@ def run_cli(args: list[str], prog: str) -> int:
         return write_error(prog, "interrupted", 130, as_json, prefix="")
 
     try:
-        _reject_key_value(args)
+        screen_arguments(typer.main.get_command(app), args)
         code = app(args=args, prog_name=prog, standalone_mode=False)
         # non-standalone typer returns an Exit's code instead of raising, and turns Ctrl-C into Exit(130)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:

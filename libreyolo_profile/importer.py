@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 
-
 def imported_document(path: Path) -> dict:
     """Our document for whatever `path` is: a trace (analysed), a built-in profile (converted), or one
     of our own profiles (taken as it is). The loader decides, so import accepts what readers accept."""
@@ -26,7 +25,8 @@ def imported_document(path: Path) -> dict:
     return doc
 
 
-def main(trace: Path, project: Path, as_json: bool, exist_ok: bool = False) -> None:
+def import_profile(trace: Path, project: Path, as_json: bool, exist_ok: bool = False) -> None:
+    """`libreyolo profile import`: write the profile directory, then say where it went."""
     from libreyolo_profile.output.json_out import emit_json
     from libreyolo_profile.output.terminal import stderr_note
     from libreyolo_profile.store.schema import PROFILE_FILE

@@ -28,11 +28,11 @@ def _fast_get(args: list[str], prog: str) -> int | None:
     if not 1 <= len(rest) <= 2 or any(a.startswith("-") or "=" in a for a in rest):
         return None
     from libreyolo_profile.errors import ProfileError
-    from libreyolo_profile.readers.get import main as get_main
+    from libreyolo_profile.readers.get import print_field
     from libreyolo_profile.output.textsafe import write_error  # the same error line (and --json object) as cli.run_cli
 
     try:
-        get_main(rest[0], rest[1] if len(rest) == 2 else None, as_json)
+        print_field(rest[0], rest[1] if len(rest) == 2 else None, as_json)
     except ProfileError as exc:
         return write_error(prog, exc.message, exc.exit_code, as_json)
     except BrokenPipeError:

@@ -2,6 +2,13 @@
 
 Their values are defined once, in sql/metrics.sql; this is the catalogue readers print and
 the reasons a metric can be null. Plain data: `get` imports it without DuckDB or pyarrow.
+
+A new metric touches exactly two places:
+  1. sql/metrics.sql: one column of its result (its definition, with a comment);
+  2. METRICS below: one line (unit, kinds, device, meaning).
+tests/test_metric_catalog.py keeps the two in step. A metric the trace cannot give (the measurement or
+the verdict adds it) goes in FROM_OUTSIDE_THE_TRACE instead of sql/metrics.sql; an input the SQL needs
+for another figure but `get` does not answer goes in INTERNAL_COLUMNS.
 """
 
 from __future__ import annotations
@@ -57,12 +64,28 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
 }
 
 
+# Columns of sql/metrics.sql's result that are inputs to other figures (the verdict, thrashing, the
+# window), not `get` fields: the document keeps them out of `metrics`.
+INTERNAL_COLUMNS = frozenset({"kind", "window_source", "images_per_step_source", "busiest_device", "step_host_ms",
+                              "peak_reserved_mb", "peak_host_mem_mb", "device_malloc_calls",
+                              "negative_duration_events", "on_gpu"})
+
+# Metrics no trace holds: the measurement adds profiler_overhead_pct (store/document/capture.py), the
+# document adds the verdict and the thrashing flag (store/document/assemble.py, verdict.py).
+FROM_OUTSIDE_THE_TRACE = frozenset({"profiler_overhead_pct", "bound", "bound_reason", "thrashing"})
+
+
+def is_cpu_profile(doc: dict) -> bool:
+    """A profile of work on the CPU, where GPU figures do not apply: the one test every reader uses."""
+    return doc.get("device_type") == "cpu"
+
+
 def null_reason(name: str, doc: dict) -> str:
     """Why a metric is null in this profile, in one sentence."""
     unit, kinds, device, _ = METRICS.get(name, ("", BOTH, ANY, ""))
     if doc.get("kind") not in kinds:
         return f"{name} applies to {' and '.join(kinds)} profiles; this is a {doc.get('kind')} profile"
-    if device == GPU and doc.get("device_type") == "cpu":
+    if device == GPU and is_cpu_profile(doc):
         return "CPU profile: no device kernels were recorded, so GPU figures cannot be measured"
     reasons = doc.get("null_reasons", {})
     if name in reasons:

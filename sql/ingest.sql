@@ -2,9 +2,10 @@
 --
 -- Answers nothing by itself: it builds the temp tables every metric, table and reader query uses.
 -- Binds: nothing (its two inputs are tables the caller registers first):
---   raw_events    one row per Kineto event (libreyolo_profile/store/decode/trace_parse.py: EVENT_SCHEMA)
+--   raw_events    one row per Kineto event (libreyolo_profile/store/decode/events.py: EVENT_SCHEMA)
 --   ingest_params kind_hint VARCHAR ('train' | 'infer' | NULL to infer it)
--- Needs: kernel_category_rules, tensorcore_rules, runtime_call_roles.
+-- Needs: kernel_category(), is_tensorcore(), runtime_call_roles, phase_vocabulary (the phase names of
+-- store/schema.py PHASES_BY_KIND, which store/ingest/timeline.py creates).
 -- Times are integer nanoseconds from the first event of the trace, kept at full sub-µs precision.
 
 -- ev: every duration or instant event, typed, with what kind of thing it is.
@@ -91,13 +92,8 @@ named AS (
 distinct_names AS (SELECT DISTINCT name, kind FROM named),
 categorised AS (
     SELECT n.name, n.kind,
-           CASE WHEN n.kind <> 'kernel' THEN n.kind
-                ELSE coalesce((SELECT r.category FROM kernel_category_rules r
-                               WHERE regexp_matches(n.name, '(?i)' || r.pattern)
-                               ORDER BY r.rule_order LIMIT 1), 'other') END AS category,
-           n.kind = 'kernel' AND coalesce((SELECT t.is_tensorcore FROM tensorcore_rules t
-                                          WHERE regexp_matches(n.name, '(?i)' || t.pattern)
-                                          ORDER BY t.rule_order LIMIT 1), false) AS tensorcore
+           kernel_category(n.kind, n.name) AS category,
+           is_tensorcore(n.kind, n.name) AS tensorcore
     FROM distinct_names n
 )
 SELECT named.*, c.category, c.tensorcore
@@ -156,7 +152,7 @@ htod_launch AS (
     WHERE a.kind = 'memcpy' AND regexp_matches(a.name, '(?i)(htod|hosttodevice|h2d)')
 )
 SELECT * FROM explicit
-WHERE phase IN ('dataload', 'to_device', 'forward', 'backward', 'optimizer', 'preprocess', 'postprocess')
+WHERE phase IN (SELECT phase FROM phase_vocabulary)
 UNION ALL
 SELECT ts, ts + dur, 'dataload', 1 FROM ev WHERE kind = 'annotation' AND name LIKE 'enumerate(DataLoader)#%'
 UNION ALL
@@ -220,6 +216,13 @@ SELECT min(s.start_ns) AS start_ns,
        count(*) AS steps,
        any_value(s.window_source) AS window_source
 FROM step_ranges s;
+
+-- kernel_time: each kernel's time inside the measured window (clipped to it), per device: what the
+-- shares of kernel time are shares of (sql/kernel_shares.sql).
+CREATE OR REPLACE TEMP TABLE kernel_time AS
+SELECT a.device, a.category, a.tensorcore, least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) AS time
+FROM placed_activity a, measurement_window w
+WHERE a.kind = 'kernel' AND a.ts < w.end_ns AND a.ts + a.dur > w.start_ns;
 
 -- profile_kind: 'train' when the trace holds autograd backward work, unless the caller knows.
 CREATE OR REPLACE TEMP TABLE profile_kind AS

@@ -2,10 +2,16 @@
 --
 -- Answers: for the measured window of one trace, how long a step takes, how busy the device was,
 -- what the host spent launching and waiting, and the shares the verdict reads.
--- Binds: nothing; reads the tables built by ingest.sql plus metric_inputs, which the caller
--- creates with one row: images_per_step BIGINT (NULL: infer it from the trace).
+-- Binds: nothing; reads the tables built by ingest.sql, kernel_shares (sql/kernel_shares.sql, run
+-- first), launch_roles, phase_vocabulary, plus metric_inputs, which the caller creates with one row:
+-- images_per_step BIGINT (NULL: infer it from the trace).
 -- "Busiest device" = the device with the most kernel busy time; its figures are the headline.
--- Output: one row; each column is a metric named as `libreyolo profile get` names it.
+-- Output: one row; each column is a metric named as `libreyolo profile get` names it, or one of the
+-- internal columns listed in libreyolo_profile/metric_catalog.py INTERNAL_COLUMNS.
+-- Creates device_figures too: the per-device figures the profile's `devices` list shows (sql/devices.sql).
+
+-- busy_pct: a device's busy time as a share of the window, % (gpu_util_pct, per device and headline).
+CREATE OR REPLACE TEMP MACRO busy_pct(busy_ns, window_ns) AS 100.0 * busy_ns / window_ns;
 
 -- busy_islands: per device, the union of kernel intervals inside the window (memcpy/memset are not
 -- kernels here), as disjoint islands. Kernels queued before the capture count here, in no step.
@@ -30,7 +36,7 @@ FROM numbered GROUP BY device, island;
 
 -- compute_segments: host time inside the phases that issue the model's device work.
 CREATE OR REPLACE TEMP TABLE compute_segments AS
-SELECT seg_start, seg_end FROM segments WHERE phase IN ('forward', 'backward', 'optimizer');
+SELECT seg_start, seg_end FROM segments WHERE phase IN (SELECT phase FROM phase_vocabulary WHERE compute);
 
 -- host_idle: per device, idle gaps before each busy island whose first kernel the host launched
 -- only after the device had gone idle (the device was waiting for the host), clipped to the
@@ -58,33 +64,37 @@ WITH ordered AS (
 SELECT device, ts - prev_end AS gap_ns FROM ordered
 WHERE prev_end IS NOT NULL AND launch_ts < prev_end AND ts >= prev_end;
 
--- device_summary: per device, the figures the headline takes from the busiest one.
-CREATE OR REPLACE TEMP TABLE device_summary AS
+-- device_figures: per device, the figures the headline takes from the busiest one; each share of
+-- kernel time comes from kernel_shares (sql/kernel_shares.sql).
+CREATE OR REPLACE TEMP TABLE device_figures AS
 WITH w AS (SELECT start_ns, end_ns FROM measurement_window),
 work AS (
     SELECT a.device,
            sum(CASE WHEN a.kind = 'kernel' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS kernel_ns,
-           sum(CASE WHEN a.kind = 'kernel' AND a.tensorcore THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS tensorcore_ns,
-           sum(CASE WHEN a.category = 'communication' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS communication_ns,
-           sum(CASE WHEN a.category = 'gemm' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS gemm_ns,
-           sum(CASE WHEN a.category IN ('elementwise', 'layout', 'norm', 'reduce') THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS memory_bound_ns,
            sum(CASE WHEN a.kind = 'memcpy' THEN least(a.ts + a.dur, w.end_ns) - greatest(a.ts, w.start_ns) END) AS memcpy_ns,
            count(*) FILTER (WHERE a.kind = 'kernel') AS kernels
     FROM placed_activity a, w
     WHERE a.ts < w.end_ns AND a.ts + a.dur > w.start_ns
     GROUP BY a.device
+),
+summary AS (
+    SELECT work.*,
+           (SELECT sum(e - s) FROM busy_islands b WHERE b.device = work.device) AS busy_ns,
+           coalesce((SELECT idle_ns FROM host_idle h WHERE h.device = work.device), 0) AS host_idle_ns,
+           (SELECT median(gap_ns) FROM kernel_gaps g WHERE g.device = work.device) AS kernel_gap_ns
+    FROM work
+    WHERE work.kernels > 0
 )
-SELECT work.*,
-       (SELECT sum(e - s) FROM busy_islands b WHERE b.device = work.device) AS busy_ns,
-       coalesce((SELECT idle_ns FROM host_idle h WHERE h.device = work.device), 0) AS host_idle_ns,
-       (SELECT median(gap_ns) FROM kernel_gaps g WHERE g.device = work.device) AS kernel_gap_ns
-FROM work
-WHERE work.kernels > 0;
+SELECT summary.*,
+       -- |union of kernel intervals| ÷ window wall, %
+       busy_pct(summary.busy_ns, (SELECT end_ns - start_ns FROM measurement_window)) AS gpu_util_pct,
+       ks.tensorcore_pct, ks.gemm_pct, ks.memory_bound_pct, ks.communication_pct
+FROM summary LEFT JOIN kernel_shares ks USING (device);
 
 -- cpu_execution: on a CPU profile, per compute-phase segment, the self time of the ops that execute
 -- work (see op_tree.executes); what is left of the segment is framework and Python time.
 CREATE OR REPLACE TEMP TABLE cpu_execution AS
-SELECT o.phase IN ('forward', 'backward', 'optimizer') AS in_compute, sum(o.self_ns) AS self_ns
+SELECT o.phase IN (SELECT phase FROM phase_vocabulary WHERE compute) AS in_compute, sum(o.self_ns) AS self_ns
 FROM placed_ops o WHERE o.executes AND o.step IS NOT NULL
 GROUP BY ALL;
 
@@ -93,7 +103,7 @@ CREATE OR REPLACE TEMP TABLE step_stats AS
 SELECT s.step, s.start_ns, s.host_end_ns,
        greatest(s.host_end_ns, coalesce((SELECT max(a.ts + a.dur) FROM placed_activity a WHERE a.step = s.step), s.host_end_ns)) AS device_end_ns,
        s.host_end_ns - s.start_ns AS host_ns,
-       (SELECT count(*) FROM placed_runtime r WHERE r.step = s.step AND r.role IN ('kernel_launch', 'graph_launch', 'memcpy_async', 'memset_async')) AS runtime_launches,
+       (SELECT count(*) FROM placed_runtime r WHERE r.step = s.step AND r.role IN (SELECT role FROM launch_roles)) AS runtime_launches,
        (SELECT count(*) FROM placed_ops o WHERE o.step = s.step AND o.is_leaf) AS leaf_ops,
        (SELECT count(*) FROM placed_ops o WHERE o.step = s.step) AS ops,
        (SELECT count(*) FROM placed_activity a WHERE a.step = s.step AND a.kind = 'kernel') AS kernels,
@@ -120,7 +130,7 @@ SELECT phase, sum(seg_end - seg_start) AS wall_ns FROM segments GROUP BY phase;
 CREATE OR REPLACE TEMP TABLE metric_values AS
 WITH w AS (SELECT start_ns, end_ns, end_ns - start_ns AS window_ns, steps, window_source FROM measurement_window),
 k AS (SELECT kind FROM profile_kind),
-busiest AS (SELECT * FROM device_summary ORDER BY busy_ns DESC NULLS LAST, device LIMIT 1),
+busiest AS (SELECT * FROM device_figures ORDER BY busy_ns DESC NULLS LAST, device LIMIT 1),
 steps AS (
     SELECT avg(host_ns) AS host_ns, avg(sync_ns) AS sync_ns, avg(runtime_launches) AS runtime_launches,
            avg(leaf_ops) AS leaf_ops, avg(ops) AS ops, avg(kernels) AS kernels,
@@ -130,7 +140,7 @@ steps AS (
 has_device AS (SELECT EXISTS (SELECT 1 FROM placed_activity WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
 leaf AS (SELECT coalesce((SELECT self_ns FROM cpu_execution WHERE in_compute), 0) AS in_compute_ns),
 base AS (
-    SELECT k.kind, w.steps, w.window_source, w.window_ns / 1e6 AS window_ms,
+    SELECT k.kind, w.steps, w.window_source, w.window_ns, w.window_ns / 1e6 AS window_ms,
            CASE WHEN k.kind = 'infer' THEN steps.host_ns / 1e6 ELSE w.window_ns / 1e6 / w.steps END AS step_ms,
            (SELECT images FROM images_per_step) AS images_per_step,
            has_device.yes AS has_device
@@ -166,15 +176,16 @@ SELECT
     CASE WHEN base.kind = 'train' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'dataload'), 0) / 1e6 / base.steps END AS dataload_ms,
     CASE WHEN base.kind = 'train' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'to_device'), 0) / 1e6 / base.steps END AS to_device_ms,
     -- |union of kernel intervals| ÷ window wall, % (busiest device)
-    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.busy_ns, 0) / (base.window_ms * 1e6) END AS gpu_util_pct,
+    CASE WHEN base.has_device THEN busy_pct(coalesce(busiest.busy_ns, 0), base.window_ns) END AS gpu_util_pct,
     -- device busy time per step, ms (busiest device)
     CASE WHEN base.has_device THEN coalesce(busiest.busy_ns, 0) / 1e6 / base.steps END AS gpu_busy_ms,
     -- Tensor Core kernel time ÷ all kernel time (communication included), % — a kernel-name heuristic
-    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.tensorcore_ns, 0) / nullif(busiest.kernel_ns, 0) END AS tensorcore_pct,
-    -- shares of kernel time: GEMM/conv, memory-bound (elementwise, layout, norm, reduce), collectives; %
-    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.gemm_ns, 0) / nullif(busiest.kernel_ns, 0) END AS gemm_pct,
-    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.memory_bound_ns, 0) / nullif(busiest.kernel_ns, 0) END AS memory_bound_pct,
-    CASE WHEN base.has_device THEN 100.0 * coalesce(busiest.communication_ns, 0) / nullif(busiest.kernel_ns, 0) END AS communication_pct,
+    CASE WHEN base.has_device THEN busiest.tensorcore_pct END AS tensorcore_pct,
+    -- shares of kernel time: GEMM/conv, memory-bound, collectives (sql/kernel_categories.sql
+    -- kernel_category_shares), %
+    CASE WHEN base.has_device THEN busiest.gemm_pct END AS gemm_pct,
+    CASE WHEN base.has_device THEN busiest.memory_bound_pct END AS memory_bound_pct,
+    CASE WHEN base.has_device THEN busiest.communication_pct END AS communication_pct,
     -- device copy time per step, ms (not counted as kernel time)
     CASE WHEN base.has_device THEN coalesce(busiest.memcpy_ns, 0) / 1e6 / base.steps END AS memcpy_ms,
     -- peak allocated memory in the window from the trace's allocator events, MiB
@@ -212,7 +223,8 @@ SELECT
     (SELECT negative_duration_events FROM ingest_stats) AS negative_duration_events
 FROM base, steps, leaf LEFT JOIN busiest ON true;
 
--- The result: the measured values above plus the shares and rates derived from them.
+-- metric_rates: the measured values above plus the shares and rates derived from them.
+CREATE OR REPLACE TEMP TABLE metric_rates AS
 SELECT
     *,
     -- stage shares of the mean latency (infer), %
@@ -230,3 +242,22 @@ SELECT
     CASE WHEN gpu_util_pct IS NOT NULL THEN (step_host_ms - sync_ms) * 1000 / nullif(launches_per_step, 0)
          ELSE host_overhead_ms * 1000 / nullif(launches_per_step, 0) END AS per_launch_host_us
 FROM metric_values;
+
+-- The result, with the rules the trace alone decides:
+-- on_gpu: the trace holds device work (a GPU profile); a CPU profile's GPU figures are NULL.
+-- peak_mem_mb: the profiled device's allocator peak: the device's on a GPU, the host's on a CPU.
+-- On a CPU with no dispatched leaf op inside the steps, CPU overhead cannot be told from work:
+-- host_overhead_ms/_pct, per_launch_host_us and leaf_busy_pct are NULL.
+-- (A measurement may override peak_vram_mb and peak_mem_mb: store/document/assemble.py.)
+WITH judged AS (
+    SELECT *, coalesce(isfinite(gpu_util_pct), false) AS on_gpu,
+           coalesce(isfinite(gpu_util_pct), false) OR coalesce(launches_per_step, 0) <> 0 AS overhead_told_apart
+    FROM metric_rates
+)
+SELECT * EXCLUDE (overhead_told_apart) REPLACE (
+        CASE WHEN overhead_told_apart THEN host_overhead_ms END AS host_overhead_ms,
+        CASE WHEN overhead_told_apart THEN leaf_busy_pct END AS leaf_busy_pct,
+        CASE WHEN overhead_told_apart THEN host_overhead_pct END AS host_overhead_pct,
+        CASE WHEN overhead_told_apart THEN per_launch_host_us END AS per_launch_host_us),
+    CASE WHEN on_gpu THEN peak_vram_mb ELSE peak_host_mem_mb END AS peak_mem_mb
+FROM judged;

@@ -2,7 +2,7 @@
 --
 -- Answers: is this CUDA/HIP runtime or driver call a launch (it queues device work), a
 -- synchronization (the host blocks until the device catches up), or an allocation?
--- Binds: nothing. Creates: runtime_call_roles. A call not listed has role 'other'.
+-- Binds: nothing. Creates: runtime_call_roles (a call not listed has role 'other') and launch_roles.
 CREATE OR REPLACE TEMP TABLE runtime_call_roles (
     name VARCHAR,  -- exact runtime/driver API name as Kineto records it
     role VARCHAR   -- kernel_launch | graph_launch | memcpy_async | memset_async | sync | malloc | free
@@ -27,3 +27,10 @@ INSERT INTO runtime_call_roles VALUES
     ('hipMemcpy', 'sync'), ('hipMemcpyWithStream', 'sync'), ('hipMemset', 'sync'),
     ('cudaMalloc', 'malloc'), ('cudaMallocAsync', 'malloc'), ('cuMemAlloc_v2', 'malloc'), ('hipMalloc', 'malloc'), ('hipExtMallocWithFlags', 'malloc'),
     ('cudaFree', 'free'), ('cudaFreeAsync', 'free'), ('cuMemFree_v2', 'free'), ('hipFree', 'free');
+
+-- launch_roles: the roles that count as a launch (the call queues device work): launches per step,
+-- per phase and per step row all count these.
+CREATE OR REPLACE TEMP TABLE launch_roles (
+    role VARCHAR  -- a role of runtime_call_roles
+);
+INSERT INTO launch_roles VALUES ('kernel_launch'), ('graph_launch'), ('memcpy_async'), ('memset_async');

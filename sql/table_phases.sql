@@ -1,6 +1,6 @@
 -- table_phases.sql — the phases table: one row per measured step and phase.
 -- Answers: in each step, how long each phase took on the host and what device work it issued.
--- Binds: nothing (reads segments, placed_activity, placed_ops, placed_runtime, trace_info).
+-- Binds: nothing (reads segments, placed_activity, placed_ops, placed_runtime, trace_info, launch_roles).
 WITH walls AS (SELECT step, phase, sum(seg_end - seg_start) AS wall_ns FROM segments GROUP BY step, phase),
 work AS (
     SELECT step, phase, count(*) FILTER (WHERE kind = 'kernel') AS kernels,
@@ -10,7 +10,7 @@ work AS (
 ops AS (SELECT step, phase, count(*) AS ops FROM placed_ops WHERE step IS NOT NULL GROUP BY step, phase),
 launches AS (
     SELECT step, phase, count(*) AS launches FROM placed_runtime
-    WHERE step IS NOT NULL AND role IN ('kernel_launch', 'graph_launch', 'memcpy_async', 'memset_async')
+    WHERE step IS NOT NULL AND role IN (SELECT role FROM launch_roles)
     GROUP BY step, phase
 )
 SELECT

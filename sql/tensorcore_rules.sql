@@ -4,7 +4,7 @@
 -- traces in shared/traces: the first matching rule decides; no match means not Tensor Core.
 -- Exclusions come first: FP32 SIMT GEMMs (*sgemm*, *simt*), gemv and splitKreduce never use
 -- Tensor Cores even though they sit beside ones that do.
--- Binds: nothing. Creates: tensorcore_rules.
+-- Binds: nothing. Creates: tensorcore_rules, is_tensorcore(activity, name) (the lookup).
 CREATE OR REPLACE TEMP TABLE tensorcore_rules (
     rule_order    INTEGER,  -- evaluation order, lowest first
     is_tensorcore BOOLEAN,  -- what a match means
@@ -23,3 +23,9 @@ INSERT INTO tensorcore_rules VALUES
     (50, true,  '_mi[0-9]+x[0-9]+x[0-9]+'),
     -- half/bfloat16 GEMM families named by precision
     (60, true,  '(hgemm|bf16gemm|f16gemm|gemm_?bf16|gemm_?f16|bf16_?s16|ampere_fp16|ampere_bf16|turing_fp16|volta_fp16)');
+
+-- is_tensorcore(activity, name): whether one device activity ran on Tensor Cores (only kernels can).
+CREATE OR REPLACE TEMP MACRO is_tensorcore(activity, kernel_name) AS
+    activity = 'kernel' AND coalesce((SELECT t.is_tensorcore FROM tensorcore_rules t
+                                      WHERE regexp_matches(kernel_name, '(?i)' || t.pattern)
+                                      ORDER BY t.rule_order LIMIT 1), false);

@@ -71,6 +71,38 @@ def test_second_call_does_not_parse(read_only_trace, tmp_path):
     assert any((cache / "libreyolo-profile" / "traces").iterdir())
 
 
+# the fast `get` path (launcher → loader → cache hit), reporting which heavy modules it imported
+IMPORTS_PROBE = r"""
+import sys
+from libreyolo_profile.launcher import _run
+code = _run(sys.argv[1:], "libreyolo-profile")
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("pyarrow", "numpy", "duckdb", "msgspec", "typer")
+               or m.startswith(("libreyolo_profile.store.decode", "libreyolo_profile.store.ingest")))
+sys.stderr.write("HEAVY=" + ",".join(heavy) + "\n")
+sys.exit(code)
+"""
+
+
+def heavy_imports(*args: str, cache: Path) -> tuple[str, list[str]]:
+    proc = subprocess.run([sys.executable, "-c", IMPORTS_PROBE, *args], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, XDG_CACHE_HOME=str(cache)))
+    assert proc.returncode == 0, proc.stderr
+    listed = re.search(r"HEAVY=(.*)", proc.stderr).group(1)
+    return proc.stdout, [m for m in listed.split(",") if m]
+
+
+def test_cached_trace_is_read_without_the_ingest_stack(trace, tmp_path):
+    """Issue #11: `get` on a trace read before answers from the cached profile.json and imports
+    nothing of the decoder, ingest, pyarrow, numpy or DuckDB (its cold start is the product)."""
+    cache = tmp_path / "cache"
+    path = str(trace("cpu_only_rank34"))
+    first, ingest = heavy_imports("get", path, "steps", cache=cache)
+    # the probe sees the stack when it is used: the first read parses the trace
+    assert "libreyolo_profile.store.decode.parse" in ingest or any(m.startswith("pyarrow") for m in ingest), ingest
+    second, cached = heavy_imports("get", path, "steps", cache=cache)
+    assert cached == [] and second == first
+
+
 def test_modified_file_is_ingested_again(read_only_trace, tmp_path):
     cache = tmp_path / "cache"
     rc, first, parses = run_counted("get", str(read_only_trace), "steps", "--json", cache=cache)
@@ -97,7 +129,7 @@ def test_damaged_cache_entry_is_rebuilt(read_only_trace, tmp_path):
 def test_sweep_removes_only_dead_processes_leftovers(read_only_trace, tmp_path):
     """What a killed reader left under <cache>/work goes on the next run; a live process's work
     directory, and anything not named like ours, stay."""
-    from libreyolo_profile.store.disk.cache import host_tag
+    from libreyolo_profile.store.workdir import host_tag
 
     cache = tmp_path / "cache"
     work = cache / "libreyolo-profile" / "work"

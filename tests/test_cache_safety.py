@@ -165,7 +165,7 @@ def test_unwritable_cache_degrades_to_a_temporary_directory(inputs, shared_dir, 
 # ------------------------------------------------------------------------------------------------
 # a reader killed mid-ingest
 
-_PARALLEL_STEPS = 15_000  # about 40 MB: above trace_parse's two-process threshold, which opens a work dir at once
+_PARALLEL_STEPS = 15_000  # about 40 MB: above the decoder's two-process threshold (DecodeSizes.parallel_bytes), which opens a work dir at once
 
 
 def _work_entries(cache: Path) -> list[Path]:

@@ -211,14 +211,14 @@ def test_a_missing_side_is_a_usage_error(traces, tmp_path, cache):
 
 def test_trials_alone_suffice_when_the_repeat_stats_are_absent(v100_doc, tmp_path):
     """`compare` finds the trials in either place (SPEC §10): here only profile.json's `trials`."""
-    from libreyolo_profile.readers.compare import build
+    from libreyolo_profile.readers.compare import compare_document
 
     before_doc = with_trials(v100_doc, {"step_ms": [100.0, 104.0, 96.0]})
     after_doc = with_trials(v100_doc, {"step_ms": [120.0, 121.0, 119.0]})
     for doc in (before_doc, after_doc):
         doc["repeat"] = {}
     before, after = write(before_doc, tmp_path / "b"), write(after_doc, tmp_path / "a")
-    report = build(before / "profile.json", after / "profile.json")
+    report = compare_document(before / "profile.json", after / "profile.json")
     step = row(report, "step_ms")
     assert (step["before_n"], step["after_n"]) == (3, 3)
     assert step["before_std"] == pytest.approx(4.0) and step["after_std"] == pytest.approx(1.0)

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from libreyolo_profile.errors import ProfileError
-from libreyolo_profile.store.decode import trace_parse
-from libreyolo_profile.store.decode.trace_parse import EVENT_SCHEMA, parse_trace
+from libreyolo_profile.store.decode.events import EVENT_SCHEMA
+from libreyolo_profile.store.decode.limits import DecodeSizes
+from libreyolo_profile.store.decode.parse import parse_trace
 from tests.bad_inputs.make_bad_inputs import clean_events, kineto_text
 
 SEED = kineto_text(clean_events(steps=3))
@@ -22,11 +23,11 @@ FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-def _parse_bytes(data: bytes, tmp_path, name: str = "t.json"):
+def _parse_bytes(data: bytes, tmp_path, name: str = "t.json", sizes: DecodeSizes | None = None):
     path = tmp_path / name
     path.write_bytes(data)
     try:
-        parsed = parse_trace(path)
+        parsed = parse_trace(path, sizes=sizes)
     except ProfileError:
         return None
     assert parsed.events.schema == EVENT_SCHEMA
@@ -61,9 +62,8 @@ def _mutate(data: bytes, ops) -> bytes:
 
 @FUZZ
 @given(ops=st.lists(mutation, min_size=1, max_size=4), piece=st.sampled_from([64, 512, 1 << 17]))
-def test_mutated_kineto_text(tmp_path, monkeypatch, ops, piece):
-    monkeypatch.setattr(trace_parse, "_PIECE", piece)
-    _parse_bytes(_mutate(SEED, ops), tmp_path)
+def test_mutated_kineto_text(tmp_path, ops, piece):
+    _parse_bytes(_mutate(SEED, ops), tmp_path, sizes=DecodeSizes(piece_bytes=piece))
 
 
 json_values = st.recursive(
@@ -113,13 +113,12 @@ _GAPS = [i + 1 for i in range(len(SEED)) if SEED[i:i + 2] in (b", ", b": ") or S
 @given(runs=st.lists(st.tuples(st.sampled_from(_GAPS), st.integers(1, 5000), st.sampled_from([b" ", b"\n", b"\t", b"\r\n"])),
                      max_size=6),
        block=st.sampled_from([64, 1024, 4 << 20]))
-def test_whitespace_runs_never_change_the_table(tmp_path, monkeypatch, runs, block):
+def test_whitespace_runs_never_change_the_table(tmp_path, runs, block):
     """Whitespace between tokens, any amount, anywhere, across any block size: the same table."""
     data = SEED
     for at, n, space in sorted(runs, reverse=True):  # from the end, so earlier gaps keep their offsets
         data = data[:at] + space * n + data[at:]
-    monkeypatch.setattr(trace_parse, "_BLOCK", block)
-    parsed = _parse_bytes(data, tmp_path)
+    parsed = _parse_bytes(data, tmp_path, sizes=DecodeSizes(block_bytes=block))
     assert parsed is not None
     for name in EVENT_SCHEMA.names:
         got, want = parsed.events[name].to_pylist(), _SEED_TABLE[name].to_pylist()

@@ -5,7 +5,6 @@ write two whole new ones beside it (infer2, infer3)."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import signal
@@ -21,9 +20,6 @@ from tests.bad_inputs.make_bad_inputs import T0, kineto_text
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
-
-if importlib.util.find_spec("libreyolo_profile.measure.infer") is None:
-    pytest.skip("the measure module is missing", allow_module_level=True)
 
 # --no-overhead skips the unprofiled timing pass: the kill points stay the same, the test gets faster
 INFER = ["infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "40", "--no-overhead"]

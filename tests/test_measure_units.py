@@ -1,5 +1,6 @@
 """Fast checks of the measurement side's pure parts: the exit-3 arithmetic (SPEC §10), the
-weights/size reconciliation, device parsing, the workspace cleanup, the Kineto noise filter."""
+weights/size reconciliation, device parsing, the workspace cleanup, the Kineto noise filter, the
+typed options (in step with the CLI, checked when built) and the one trial loop."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import signal
 import pytest
 
 from libreyolo_profile.errors import ProfileError, UsageError
-from libreyolo_profile.measure import adapter, common
-from libreyolo_profile.measure.train import too_small_message
+from libreyolo_profile.measure import adapter, common, profiler
+from libreyolo_profile.measure.dataset import too_small_message
+from libreyolo_profile.measure.options import InferOptions, RunOptions
+from libreyolo_profile.measure.trials import TrialRunner
 
 
 def test_too_small_coco128_defaults():
@@ -81,6 +84,127 @@ def test_kineto_filter():
         "ERROR:2026-11-30 09:33:30 4191:4191 DeviceProperties.cpp:56] gpuGetDeviceCount failed with code 35\n",
     ]
     for line in noise:
-        assert common._KINETO_NOISE.match(line)
-    assert not common._KINETO_NOISE.match("ERROR:2026-11-30 09:33:30 1:1 CuptiActivityApi.cpp:1] CUPTI failed\n")
-    assert not common._KINETO_NOISE.match("warning: something of ours\n")
+        assert profiler._KINETO_NOISE.match(line)
+    assert not profiler._KINETO_NOISE.match("ERROR:2026-11-30 09:33:30 1:1 CuptiActivityApi.cpp:1] CUPTI failed\n")
+    assert not profiler._KINETO_NOISE.match("warning: something of ours\n")
+
+
+# --- typed options ---------------------------------------------------------------------------
+
+# CLI options that say what the CLI does after the measurement, not what is measured
+AFTER_MEASUREMENT = {"report", "as_json"}
+
+
+def cli_parameters(command_name: str) -> dict[str, object]:
+    """{python name: default} of one CLI command, read from the typer app itself."""
+    import typer
+
+    from libreyolo_profile.cli import app
+
+    command = typer.main.get_command(app).get_command(None, command_name)
+    return {param.name: param.default for param in command.params}
+
+
+@pytest.mark.parametrize("command_name, options", [("infer", InferOptions), ("run", RunOptions)])
+def test_options_match_the_cli(command_name, options):
+    import dataclasses
+
+    cli = cli_parameters(command_name)
+    fields = {f.name: f.default for f in dataclasses.fields(options)}
+    assert set(fields) == set(cli) - AFTER_MEASUREMENT
+    for name, default in fields.items():
+        if default is dataclasses.MISSING:  # the required positional (run's dataset)
+            assert cli[name] is None, name
+        else:
+            assert cli[name] == default, name
+
+
+@pytest.mark.parametrize("options, kwargs, message", [
+    (InferOptions, {"runs": 0}, "--runs 0: must be ≥ 1"),
+    (InferOptions, {"warmup": -1}, "--warmup -1: must be ≥ 0"),
+    (InferOptions, {"max_det": 0}, "--max-det 0: must be ≥ 1"),
+    (InferOptions, {"amp_dtype": "float32"}, "expected float16 or bfloat16"),
+    (InferOptions, {"conf": 1.5}, "--conf 1.5: must be within [0, 1]"),
+    (InferOptions, {"iou": -0.1}, "--iou -0.1: must be within [0, 1]"),
+    (RunOptions, {"data": "d.yaml", "batch": 0}, "--batch 0: must be ≥ 1"),
+    (RunOptions, {"data": "d.yaml", "steps": 0}, "--steps 0: must be ≥ 1"),
+    (RunOptions, {"data": "d.yaml", "workers": -2}, "--workers -2: must be ≥ 0"),
+])
+def test_options_are_checked_when_built(options, kwargs, message):
+    with pytest.raises(UsageError) as info:
+        options(**kwargs)
+    assert message in info.value.message
+
+
+def test_run_options_auto_batch_and_supply():
+    opts = RunOptions(data="d.yaml", batch=-1, warmup=2, steps=3)  # -1 is the one batch below 1 allowed
+    assert opts.auto_batch and opts.steps_per_trial == 5
+    assert not RunOptions(data="d.yaml").auto_batch
+
+
+def test_cli_usage_error_exits_2_before_measuring(tmp_path):
+    from tests.conftest import run_cli
+
+    result = run_cli("infer", "--device", "cpu", "--runs", "0", "--project", str(tmp_path / "p"))
+    assert result.returncode == 2 and "--runs 0: must be ≥ 1" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "p").exists()  # checked before the workspace is made
+
+
+# --- the trial loop --------------------------------------------------------------------------
+
+
+class RecordingCall:
+    """A `Call` that records (index, annotate) for each time it runs."""
+
+    def __init__(self):
+        self.calls: list[tuple[int, bool]] = []
+
+    def __call__(self, index: int, annotate: bool) -> None:
+        self.calls.append((index, annotate))
+
+
+def test_trial_runner_runs_the_calls_it_is_asked_for():
+    import torch
+
+    ticks = []
+    runner = TrialRunner(torch.device("cpu"), advance=lambda: ticks.append(1))
+    call = RecordingCall()
+    runner.warmup(call, 3)
+    assert call.calls == [(0, False), (1, False), (2, False)]
+    call.calls.clear()
+    times = runner.time_each(call, range(2, 5))
+    assert call.calls == [(2, False), (3, False), (4, False)] and len(times) == 3
+    assert all(t >= 0 for t in times)
+    call.calls.clear()
+    window = runner.time_window(call, 2)
+    assert call.calls == [(0, False), (1, False)]
+    assert len(window.call_ms) == 2 and window.window_ms >= sum(window.call_ms)
+    assert len(ticks) == 3 + 3 + 2  # one progress tick per call
+
+
+def test_profiled_window_puts_each_call_in_its_own_profiler_step(tmp_path):
+    import json
+
+    import torch
+    from torch.profiler import record_function
+
+    device = torch.device("cpu")
+    seen = []
+
+    def call(index: int, annotate: bool) -> None:
+        seen.append((index, annotate))
+        with record_function(f"## work{index} ##"):
+            torch.ones(4).add_(1)
+
+    prof = profiler.make_profiler(device)
+    window = TrialRunner(device).profiled_window(call, 3, prof, sync_last=True)
+    trace = profiler.export_trace(prof, tmp_path / "trace.json")
+    assert seen == [(0, True), (1, True), (2, True)]
+    assert len(window.call_ms) == 3 and window.window_ms >= sum(window.call_ms)
+    ranges = {e["name"]: (e["ts"], e["ts"] + e["dur"]) for e in json.loads(trace.read_text())["traceEvents"]
+              if e.get("ph") == "X" and e["name"].startswith(("ProfilerStep#", "## work"))}
+    for n in range(3):  # call n's own range lies inside ProfilerStep#(n+1)
+        step_start, step_end = ranges[f"ProfilerStep#{n + 1}"]
+        work_start, work_end = ranges[f"## work{n} ##"]
+        assert step_start <= work_start and work_end <= step_end

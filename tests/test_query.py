@@ -134,12 +134,12 @@ def test_db_round_trip_and_refresh(root, tmp_path):
 
 
 def _refused(sql: str, root: Path) -> str:
-    """query.main as the CLI calls it; the message of the exit-2 error it raises."""
+    """query.print_query as the CLI calls it; the message of the exit-2 error it raises."""
     from libreyolo_profile.errors import ProfileError
     from libreyolo_profile.readers import query
 
     with pytest.raises(ProfileError) as caught:
-        query.main(sql, [root], True)
+        query.print_query(sql, [root], True)
     assert caught.value.exit_code == 2, caught.value.message
     return caught.value.message
 

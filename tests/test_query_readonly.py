@@ -106,12 +106,12 @@ def other_attacks(scratch: Path, profile_dir: Path) -> list[str]:
 
 
 def refused(sql: str, roots: list[Path]) -> str:
-    """query.main as the CLI calls it: it must raise the one-line exit-2 error, having printed nothing."""
+    """query.print_query as the CLI calls it: it must raise the one-line exit-2 error, having printed nothing."""
     from libreyolo_profile.errors import ProfileError
     from libreyolo_profile.readers import query
 
     try:
-        query.main(sql, roots, True)
+        query.print_query(sql, roots, True)
     except ProfileError as exc:
         assert exc.exit_code == 2, (sql, exc.message)
         assert "\n" not in exc.message, exc.message
@@ -195,7 +195,7 @@ def test_the_locked_connection_itself_can_write_nothing(root, cwd, monkeypatch):
     import duckdb
 
     from libreyolo_profile.readers import query
-    from libreyolo_profile.store.crossrun.catalog import open_cross_run
+    from libreyolo_profile.store.crossrun.views import open_cross_run
     from libreyolo_profile.store.schema import TABLES
 
     monkeypatch.chdir(cwd)

@@ -104,15 +104,37 @@ class Chromium:
             self.events.append(message)
 
     def wait_for(self, method: str, timeout: float = 30) -> dict:
+        return self.wait_until(lambda event: event.get("method") == method, timeout)
+
+    def wait_until(self, matches, timeout: float = 30) -> dict:
+        """The first event (already queued or still to come) that `matches`, taken out of the queue."""
         for i, event in enumerate(self.events):
-            if event.get("method") == method:
+            if matches(event):
                 return self.events.pop(i)
         deadline = time.monotonic() + timeout
         while True:
             message = self._read_message(deadline)
-            if message.get("method") == method:
+            if matches(message):
                 return message
             self.events.append(message)
+
+
+SETTLED = "libreyolo-profile-test: page settled"
+
+
+def _is_settled_marker(event: dict) -> bool:
+    return (event.get("method") == "Runtime.consoleAPICalled"
+            and [a.get("value") for a in event.get("params", {}).get("args", [])] == [SETTLED])
+
+
+def settle_page(browser: Chromium, session: str) -> None:
+    """Wait, by a condition and not by a clock, until every console message the page raised while
+    loading has arrived: the page logs a marker from a task queued after the load event, and the
+    DevTools pipe delivers a session's events in order, so once the marker is read, whatever the
+    page printed before it has been read too (and is in browser.events)."""
+    browser.send("Runtime.evaluate", {"expression": f"setTimeout(() => console.debug({json.dumps(SETTLED)}), 0)"},
+                 session=session)
+    browser.wait_until(_is_settled_marker)
 
 
 def open_page(browser: Chromium, url: str, width: int = 1280) -> tuple[str, list[dict]]:
@@ -126,8 +148,7 @@ def open_page(browser: Chromium, url: str, width: int = 1280) -> tuple[str, list
     browser.events.clear()
     browser.send("Page.navigate", {"url": url}, session=session)
     browser.wait_for("Page.loadEventFired")
-    time.sleep(0.3)  # late console messages
-    browser.send("Runtime.evaluate", {"expression": "1"}, session=session)  # drain what is queued
+    settle_page(browser, session)
     events = [e for e in browser.events if e.get("sessionId") == session]
     browser.events.clear()
     return session, events
@@ -266,9 +287,10 @@ def test_report_shows_the_verdict_metrics_and_tables(reports, trace):
 def test_trace_strings_are_escaped(trace, cache, monkeypatch):
     """A kernel or op name with markup in it comes out as text."""
     from libreyolo_profile.readers import report, report_page
+    from libreyolo_profile.readers.common import open_profile
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    side = report.gather(trace("a100_cutlass_adam_rank0"))
+    side = report.report_side(open_profile(trace("a100_cutlass_adam_rank0")))
     evil = '<script>alert("x")</script><img src=x onerror=alert(1)> & "quoted"'
     side["kernels"][0]["name"] = evil
     side["ops"][0]["name"] = evil
@@ -339,6 +361,17 @@ def browser(tmp_path_factory):
     b.close()
 
 
+def test_settling_collects_a_console_error_raised_after_the_load_event(browser, tmp_path):
+    """The page-problem check waits for a condition, not a clock: an error a page logs from a task
+    queued by its load handler is collected before open_page returns."""
+    page = tmp_path / "late.html"
+    page.write_text("<!doctype html><title>late</title><script>addEventListener('load', () => "
+                    "setTimeout(() => console.error('late error'), 0));</script>")
+    _, events = open_page(browser, page.resolve().as_uri())
+    assert any("late error" in problem for problem in page_problems(events, page.resolve().as_uri()))
+    assert not any(_is_settled_marker(event) for event in events)
+
+
 @pytest.mark.parametrize("name", ["cpu_trace", "a100", "v100_vs"])
 def test_report_renders_in_chromium(browser, reports, name):
     path, doc = reports[name]
@@ -398,7 +431,7 @@ def test_summary_draws_terminal_charts_that_json_leaves_out(trace):
 def test_report_reader_stays_light_and_prints_only_the_path(tmp_path, trace, cache):
     """A reader never imports torch or libreyolo; without --json stdout is the written path alone."""
     probe = ("import sys\nfrom pathlib import Path\nfrom libreyolo_profile.readers import report\n"
-             "report.main(Path(sys.argv[1]), out=Path(sys.argv[2]))\n"
+             "report.write_report_file(Path(sys.argv[1]), out=Path(sys.argv[2]))\n"
              "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'libreyolo'))\n"
              "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n")
     result = subprocess.run([sys.executable, "-c", probe, str(trace("cpu_only_rank34")), str(tmp_path / "r.html")],
@@ -417,15 +450,42 @@ def test_vs_report_goes_beside_the_first_profile_under_its_own_name(tmp_path, tr
     assert not (right / "report_vs.html").exists() and not (left / "report.html").exists()
 
 
+def test_each_side_is_opened_once(trace, tmp_path, cache, monkeypatch):
+    """Issue #11: report --vs reads each profile once (its summary, tables and the comparison share
+    it), and after a measurement the report and the summary share one opened profile."""
+    from libreyolo_profile.readers import common, compare, report, summary
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    opened = []
+
+    def counted(load):
+        def load_document(path):
+            opened.append(Path(path).name)
+            return load(path)
+        return load_document
+
+    monkeypatch.setattr(common, "load_document", counted(common.load_document))
+    monkeypatch.setattr(compare, "load_document", counted(compare.load_document))
+    left, right = trace("v100_resnet50_workers0"), trace("v100_resnet50_workers4")
+    report.write_report_file(left, out=tmp_path / "vs.html", vs=right)
+    assert sorted(opened) == sorted([left.name, right.name])
+    opened.clear()
+    directory = profile_dir_from_trace(trace("cpu_only_rank34"), tmp_path / "measured" / "infer")
+    profile = common.open_profile(directory)
+    report.write_report(directory, profile)
+    summary.print_summary(profile, as_json=True)
+    assert opened == ["infer"]
+
+
 def test_summary_render_prints_trace_strings_literally(trace, capsys, monkeypatch):
     """Kernel names are C++ and may hold brackets rich would read as markup ('[/x]' would crash it)."""
     from libreyolo_profile.readers import summary
 
     monkeypatch.setenv("COLUMNS", "250")  # no wrapping inside the name
 
-    s = summary.build(trace("v100_resnet50_workers0"))
+    s = summary.summary_document(trace("v100_resnet50_workers0"))
     s["top_kernels"][0]["name"] = "void k<float>[with T = float] [/x] [bold]"
     s["marks"]["odd"] = "[red]not a style[/red]"
-    summary.render(s)
+    summary.show_summary(s)
     out = capsys.readouterr().out
     assert "[with T = float] [/x] [bold]" in out and "[red]not a style[/red]" in out

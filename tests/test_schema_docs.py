@@ -1,5 +1,5 @@
 """docs/SCHEMA.md stays true: its generated blocks match the code (store/schema.py, metric_catalog.py,
-store/crossrun/catalog.py), its profile.json keys match a real document, the views have the documented
+store/crossrun/columns.py), its profile.json keys match a real document, the views have the documented
 columns, and every ```sql example runs through the DuckDB Python client on real profile directories.
 
 Regenerate the blocks after a schema change:  python tests/test_schema_docs.py
@@ -18,7 +18,7 @@ DOC = REPO / "docs" / "SCHEMA.md"
 sys.path.insert(0, str(REPO))  # run as a script too
 
 from libreyolo_profile.metric_catalog import METRICS  # noqa: E402
-from libreyolo_profile.store.crossrun.catalog import IDENTITY_COLUMNS, PROFILE_COLUMNS, metric_columns  # noqa: E402
+from libreyolo_profile.store.crossrun.columns import IDENTITY_COLUMNS, PROFILE_COLUMNS, metric_columns  # noqa: E402
 from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION,  # noqa: E402
                                             TABLES, TABLES_VERSION)
 
@@ -187,7 +187,7 @@ def test_sql_example_runs(index, workdir, monkeypatch, capsys):
         con, _, files = query.open_cross_run([Path("runs/profile")])
         query.lock_down(con, files)
     elif how == "db":
-        query.db_main(Path("runs/profile.duckdb"), [Path("runs/profile")], True)
+        query.write_database(Path("runs/profile.duckdb"), [Path("runs/profile")], True)
         capsys.readouterr()
         con = duckdb.connect("runs/profile.duckdb", read_only=True)
     else:

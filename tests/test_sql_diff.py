@@ -272,7 +272,7 @@ def test_cpu_inference_phases(cpu_trace):
 
 @pytest.mark.xfail(strict=True, reason=(
     "sql/metrics.sql reads the batch with regexp '^\\[\\[(\\d+)' on the Input Dims text kept verbatim by "
-    "store/decode/trace_parse.py, so a valid trace written with whitespace inside arrays (`python -m json.tool`, "
+    "store/decode/columns.py, so a valid trace written with whitespace inside arrays (`python -m json.tool`, "
     "json.dump(indent=…)) loses images_per_step and throughput_img_s goes null"))
 def test_pretty_printed_trace_keeps_the_batch(tmp_path):
     # the same CPU trace as above, only pretty-printed: "Input Dims": [\n [\n 1, … — same JSON value

@@ -230,7 +230,7 @@ def test_duckdb_interrupt_exits_130(hostile, cli, monkeypatch):
     def interrupted(*args, **kwargs):
         raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
 
-    monkeypatch.setattr(kernels, "main", interrupted)
+    monkeypatch.setattr(kernels, "print_kernels", interrupted)
     code, out, err = cli("kernels", hostile["trace"], "--json")
     assert code == 130 and err.strip() == "libreyolo-profile: interrupted"
     assert _strict(out) == {"error": "interrupted", "exit_code": 130}
@@ -252,7 +252,7 @@ def test_duckdb_interrupt_exits_130(hostile, cli, monkeypatch):
         finally:
             stop.set()
 
-    monkeypatch.setattr(kernels, "main", wrapped)
+    monkeypatch.setattr(kernels, "print_kernels", wrapped)
     code, out, err = cli("kernels", hostile["trace"])
     assert code == 130 and err.strip() == "libreyolo-profile: interrupted" and out == "", err
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from libreyolo_profile.store.decode import trace_parse
-from libreyolo_profile.store.decode.trace_parse import EVENT_SCHEMA, parse_trace
+from libreyolo_profile.store.decode.events import EVENT_SCHEMA
+from libreyolo_profile.store.decode.limits import MAX_INFLATION_RATIO, MIN_INFLATED_CAP, DecodeSizes
+from libreyolo_profile.store.decode.parse import parse_trace
 from tests.conftest import require_traces
 
 TRACE_NAMES = ["a100_cutlass_adam_rank0", "v100_resnet50_workers0", "v100_resnet50_workers4",
@@ -107,27 +108,33 @@ def plain_trace(traces, tmp_path):
     return path
 
 
-def test_tiny_pieces_and_blocks_cut_everywhere(plain_trace, monkeypatch):
+def test_tiny_pieces_and_blocks_cut_everywhere(plain_trace):
     """Pieces of 200 bytes and blocks of 1 KB: most cuts need several candidates and rejoins."""
     expected = parse_trace(plain_trace).events
-    monkeypatch.setattr(trace_parse, "_PIECE", 200)
-    monkeypatch.setattr(trace_parse, "_BLOCK", 1024)
-    assert parse_trace(plain_trace).events.equals(expected)
+    assert parse_trace(plain_trace, sizes=DecodeSizes(piece_bytes=200, block_bytes=1024)).events.equals(expected)
 
 
-def test_two_processes_give_the_same_table(plain_trace, monkeypatch):
+def test_two_processes_give_the_same_table(plain_trace):
     expected = parse_trace(plain_trace, workers=1).events
-    monkeypatch.setattr(trace_parse, "_PARALLEL_BYTES", 1 << 20)
-    parsed = parse_trace(plain_trace)
+    parsed = parse_trace(plain_trace, sizes=DecodeSizes(parallel_bytes=1 << 20))
     assert parsed.stats.workers == 2
     assert parsed.events.equals(expected)
 
 
-def test_spilled_output_is_the_same_table(plain_trace, monkeypatch):
+def test_spilled_output_is_the_same_table(plain_trace):
     expected = parse_trace(plain_trace).events
-    monkeypatch.setattr(trace_parse, "_SPILL_BYTES", 1 << 16)
-    monkeypatch.setattr(trace_parse, "_BATCH_ROWS", 500)
-    assert parse_trace(plain_trace).events.equals(expected)
+    assert parse_trace(plain_trace, sizes=DecodeSizes(spill_bytes=1 << 16, batch_rows=500)).events.equals(expected)
+
+
+def test_batch_rows_cut_the_table_into_record_batches(plain_trace):
+    """The sizes travel as a parameter down to the reader: batches of at least 500 rows (a batch is
+    closed once a piece brings it to `batch_rows`) instead of one for the whole trace."""
+    whole = parse_trace(plain_trace).events
+    assert 500 < whole.num_rows < DecodeSizes().batch_rows and whole["ph"].num_chunks == 1
+    small = parse_trace(plain_trace, sizes=DecodeSizes(batch_rows=500)).events
+    chunk_rows = [len(chunk) for chunk in small["ph"].chunks]
+    assert len(chunk_rows) > 1 and all(rows >= 500 for rows in chunk_rows[:-1])
+    assert small.equals(whole)
 
 
 def test_zlib_and_isal_agree(traces, monkeypatch):
@@ -158,14 +165,13 @@ def test_other_json_layouts(plain_trace, tmp_path, layout):
         assert parsed.devices and parsed.devices[0]["name"].startswith("NVIDIA H100")
 
 
-def test_braces_inside_names_with_small_pieces(tmp_path, monkeypatch):
+def test_braces_inside_names_with_small_pieces(tmp_path):
     lam = "void at::native::kernel<{lambda()#1}, {lambda(float)#2}>"
     events = [{"ph": "X", "cat": "kernel", "name": lam if i % 2 else f"k{i}", "pid": 0, "tid": 7,
                "ts": 1000 + i, "dur": 1} for i in range(400)]
     path = tmp_path / "compact.json"
     path.write_text(json.dumps({"traceEvents": events}, separators=(",", ":")).replace("},{", "}, {"))
-    monkeypatch.setattr(trace_parse, "_PIECE", 128)
-    parsed = parse_trace(path)
+    parsed = parse_trace(path, sizes=DecodeSizes(piece_bytes=128))
     assert parsed.events["name"].to_pylist() == [e["name"] for e in events]
     assert parsed.stats.dropped_events == 0
 
@@ -206,7 +212,7 @@ def test_typed_values_other_traces_use(tmp_path):
 # hostile input: caps (passed as parameters) and whitespace runs
 
 from libreyolo_profile.errors import UnanalysableError, UsageError  # noqa: E402
-from libreyolo_profile.store.decode.trace_parse import Limits  # noqa: E402
+from libreyolo_profile.store.decode.limits import Limits  # noqa: E402
 from tests.bad_inputs.make_bad_inputs import BOM, clean_events, kineto_text  # noqa: E402
 
 RUN = b" \n\t\r" * 4096  # 16 KiB of whitespace: many 1 KiB blocks of nothing else below
@@ -221,7 +227,7 @@ def synthetic(tmp_path):
 
 @pytest.mark.parametrize("where", ["before", "after_key", "after_bracket", "after_brace", "after_comma",
                                    "before_close", "after_close", "at_end"])
-def test_whitespace_runs_anywhere_leave_the_table_alone(synthetic, tmp_path, monkeypatch, where):
+def test_whitespace_runs_anywhere_leave_the_table_alone(synthetic, tmp_path, where):
     """Runs of whitespace wherever JSON allows it, many blocks long: the same table as without, and
     the text after the events (the header's other fields) still read."""
     clean = synthetic.read_bytes()
@@ -233,8 +239,7 @@ def test_whitespace_runs_anywhere_leave_the_table_alone(synthetic, tmp_path, mon
           "after_close": clean.rindex(b"]") + 1, "at_end": len(clean)}[where]
     path = tmp_path / "spaced.json"
     path.write_bytes(clean[:at] + RUN + clean[at:])
-    monkeypatch.setattr(trace_parse, "_BLOCK", 1024)
-    parsed = parse_trace(path, limits=Limits(max_event_bytes=64 << 10))
+    parsed = parse_trace(path, limits=Limits(max_event_bytes=64 << 10), sizes=DecodeSizes(block_bytes=1024))
     assert parsed.events.equals(expected.events)
     assert parsed.devices == expected.devices and parsed.devices
     assert not parsed.stats.truncated and parsed.stats.bytes_read == len(clean) + len(RUN)
@@ -268,8 +273,8 @@ def test_inflating_past_the_cap_is_refused(synthetic, tmp_path):
 
 def test_default_inflation_cap_scales_with_the_file():
     limits = Limits()
-    assert limits.inflated_cap(1 << 20) == trace_parse.MIN_INFLATED_CAP
-    assert limits.inflated_cap(1 << 30) == trace_parse.MAX_INFLATION_RATIO << 30  # a 1 GiB gzip: 200 GiB inflated
+    assert limits.inflated_cap(1 << 20) == MIN_INFLATED_CAP
+    assert limits.inflated_cap(1 << 30) == MAX_INFLATION_RATIO << 30  # a 1 GiB gzip: 200 GiB inflated
     assert Limits(max_inflated_bytes=5).inflated_cap(1 << 30) == 5
 
 
@@ -294,3 +299,50 @@ def test_special_files_are_refused_before_opening(tmp_path):
     os.mkfifo(fifo)  # opening it for reading would block: the test would hang, not fail, without the check
     with pytest.raises(UsageError, match="is a FIFO, not a regular file"):
         parse_trace(fifo)
+
+
+# ------------------------------------------------------------------------------------------------
+# sizes and progress, passed in by the caller
+
+
+def test_the_header_before_the_events_is_searched_up_to_max_prefix_bytes(tmp_path):
+    """`max_prefix_bytes` reaches the search for "traceEvents": 4 KiB of header before the events are
+    read under the default (256 MiB), and refused when only 1 KiB may be searched."""
+    path = tmp_path / "long_header.json"
+    path.write_bytes(kineto_text(clean_events(steps=2), header={"schemaVersion": 1, "padding": "x" * 4096}))
+    assert parse_trace(path).events.num_rows > 0
+    with pytest.raises(UnanalysableError, match="no trace events found"):
+        parse_trace(path, sizes=DecodeSizes(block_bytes=256, max_prefix_bytes=1024))
+
+
+def test_progress_is_told_how_far_reading_got(synthetic):
+    """The decoder shows nothing itself: it makes the caller's progress with the path and size, calls
+    it with byte positions as blocks come in, and says at the end how many events it read."""
+    calls = []
+
+    class Recorder:
+        def __init__(self, path, size):
+            calls.append(("start", path, size))
+
+        def __call__(self, position):
+            calls.append(("at", position))
+
+        def done(self, events_read):
+            calls.append(("done", events_read))
+
+    size = synthetic.stat().st_size
+    parsed = parse_trace(synthetic, sizes=DecodeSizes(block_bytes=1024), progress=Recorder)
+    positions = [call[1] for call in calls if call[0] == "at"]
+    assert calls[0] == ("start", synthetic, size) and calls[-1] == ("done", parsed.stats.events_seen)
+    assert len(positions) > 1 and positions == sorted(positions) and 0 < positions[-1] <= size
+
+
+def test_progress_lines_for_a_very_big_trace_without_a_terminal(capsys):
+    from libreyolo_profile.output.progress import LINES_FROM_BYTES, TraceReadingProgress
+
+    progress = TraceReadingProgress(Path("big.json"), LINES_FROM_BYTES)
+    progress(LINES_FROM_BYTES // 2)
+    progress.done(1234)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "reading big.json (268 MB)…"  # 256 MiB = 268,435,456 bytes
+    assert len(lines) == 2 and lines[1].startswith("read 1,234 events in ")

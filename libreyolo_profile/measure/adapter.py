@@ -20,6 +20,7 @@ from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError, UsageError
 from libreyolo_profile.measure.common import note, quiet_libreyolo_logging, warn
+from libreyolo_profile.store.document import marks as mark
 
 SUPPORTED_LIBREYOLO = "1.6.0"
 FAMILY = "LibreYOLO9"
@@ -152,8 +153,7 @@ def build_model(weights: str, size: str, device, tmp: Path):
             torch.manual_seed(RANDOM_SEED)
             wrapper = libreyolo.LibreYOLO9(None, size=size, device=str(device))
         source = f"random-init (seed {RANDOM_SEED}; {why})"
-        marks["random_weights"] = (f"{why}; randomly initialized LibreYOLO9-{size} (seed {RANDOM_SEED}): timing is "
-                                   "representative, detections and NMS work are not")
+        marks[mark.RANDOM_WEIGHTS] = mark.random_weights(why, size, RANDOM_SEED)
         warn(f"{why}.\n  Using RANDOMLY INITIALIZED LibreYOLO9-{size} weights: timing is representative, "
              f"detections and NMS work are not. Pass --weights /path/to/LibreYOLO9{size}.pt for real weights.")
     # Both the module and the wrapper must agree on the device (there is no wrapper.to()).

@@ -1,9 +1,9 @@
 """What both writers share: device parsing, the temporary workspace inside --project (removed on
-every exit, Ctrl-C and SIGTERM included), the profiler configuration, the environment record,
-progress on stderr, and the hand-off to the store.
+every exit, Ctrl-C and SIGTERM included), the environment record, progress on stderr, and the
+hand-off to the store. The profiler's configuration is measure/profiler.py.
 
-Progress and warnings go to stderr; stdout carries only the summary (or, with --json, exactly one
-JSON document) printed by the store's reader at the end.
+Measurement only measures and writes: progress and warnings go to stderr, and nothing here prints
+on stdout. The CLI asks for the report and the summary once the profile is published.
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ import contextlib
 import logging
 import os
 import platform
-import re
 import shutil
 import signal
 import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -26,12 +25,9 @@ from rich.markup import escape
 
 from libreyolo_profile.errors import ProfileError, UsageError
 from libreyolo_profile.output.textsafe import safe_text
+from libreyolo_profile.store.schema import PROFILE_FILE
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-# Profiler settings, chosen for low distortion: no shapes, stacks, modules or FLOP counting
-# (each adds per-op host cost; the CPU forward dispatches ~5,000 aten ops per call).
-PROFILER_OPTIONS = {"record_shapes": False, "with_stack": False, "with_modules": False, "with_flops": False}
 
 
 def warn(message: str) -> None:
@@ -94,17 +90,15 @@ def resolve_device(spec: str):
     return torch.device(f"cuda:{index}")
 
 
-def check_positive(name: str, value: int, minimum: int = 1) -> None:
-    if value < minimum:
-        raise UsageError(f"--{name} {value}: must be ≥ {minimum}")
-
-
 # ---------------------------------------------------------------------------------------------
 # workspace: every temporary file lives in one directory inside --project, removed on any exit
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an exception so every `finally` (and the workspace cleanup) runs."""
+class _Terminated(BaseException):
+    """SIGTERM, turned into an exception so every `finally` (and the workspace cleanup) runs.
+
+    A BaseException, so no `except Exception` on the way swallows it; not a KeyboardInterrupt, because
+    the CLI reads a KeyboardInterrupt anywhere in an error's chain as Ctrl-C (exit 130, not 143)."""
 
 
 @contextlib.contextmanager
@@ -207,113 +201,6 @@ def environment(device) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# profiler
-
-
-def make_profiler(device, profile_memory: bool = False):
-    from torch.profiler import ProfilerActivity, profile
-
-    activities = [ProfilerActivity.CPU]
-    if device.type == "cuda":
-        activities.append(ProfilerActivity.CUDA)
-    return profile(activities=activities, profile_memory=profile_memory, **PROFILER_OPTIONS)
-
-
-def export_trace(prof, path: Path) -> Path:
-    with kineto_quiet():
-        prof.export_chrome_trace(str(path))
-    return path
-
-
-# Kineto (C++) writes status lines straight to fd 2 at profiler start/stop, whatever
-# KINETO_LOG_LEVEL says, and on a CUDA build without a GPU an "ERROR … gpuGetDeviceCount failed"
-# line. These are dropped; any other line Kineto writes is passed through.
-_KINETO_NOISE = re.compile(r"^(USDT|STAGE|INFO):\d{4}-\d\d-\d\d |^ERROR:\d{4}-\d\d-\d\d .*gpuGetDeviceCount failed")
-
-
-@contextlib.contextmanager
-def kineto_quiet() -> Iterator[None]:
-    """Capture fd 2 around a profiler start/stop/export call and drop Kineto's routine lines."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except OSError:  # no usable fd 2: nothing to filter
-        yield
-        return
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            kept = [line for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True)
-                    if not _KINETO_NOISE.match(line)]
-            if kept:
-                sys.stderr.write("".join(kept))
-                sys.stderr.flush()
-
-
-@contextlib.contextmanager
-def profiling(prof) -> Iterator:
-    """`with prof:` with Kineto's start/stop chatter filtered from stderr."""
-    with kineto_quiet():
-        prof.start()
-    try:
-        yield prof
-    finally:
-        with kineto_quiet():
-            prof.stop()
-
-
-def cuda_memory_reset(device) -> int | None:
-    """Reset the allocator peaks at a trial's start; returns the alloc-retry count to diff."""
-    import torch
-
-    if device.type != "cuda":
-        return None
-    torch.cuda.synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    return int(torch.cuda.memory_stats(device).get("num_alloc_retries", 0))
-
-
-def cuda_memory_capture(device, retries_before: int | None) -> dict:
-    import torch
-
-    if device.type != "cuda":
-        return {}
-    stats = torch.cuda.memory_stats(device)
-    peak = torch.cuda.max_memory_allocated(device) / 2**20
-    return {
-        "peak_vram_mb": round(peak, 2),
-        "peak_mem_mb": round(peak, 2),
-        "peak_reserved_mb": round(torch.cuda.max_memory_reserved(device) / 2**20, 2),
-        "device_total_mb": round(torch.cuda.get_device_properties(device).total_memory / 2**20, 2),
-        "num_alloc_retries": int(stats.get("num_alloc_retries", 0)) - int(retries_before or 0),
-    }
-
-
-def peak_rss_mb() -> float | None:
-    """Peak resident set size of this process so far (Linux reports KiB), for CPU profiles."""
-    with contextlib.suppress(Exception):
-        import resource
-
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return round(rss / 1024 if sys.platform != "darwin" else rss / 2**20, 1)
-    return None
-
-
-def sync(device) -> None:
-    if device.type == "cuda":
-        import torch
-
-        torch.cuda.synchronize(device)
-
-
-# ---------------------------------------------------------------------------------------------
 # progress
 
 
@@ -357,41 +244,29 @@ def status(message: str) -> Iterator[None]:
 # hand-off to the store
 
 
-def write_and_print(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command: list[str],
-                    settings: dict, env: dict, model: dict, marks: dict, as_json: bool,
-                    report: bool = True, exist_ok: bool = False) -> dict:
-    """Publish the profile into `out_dir`, or, where a profile is already there and not `exist_ok`,
-    into the next free `out_dir`2, 3, … (said on stderr); the report and the summary follow it."""
-    from libreyolo_profile.readers import summary
+@dataclass(frozen=True)
+class MeasuredProfile:
+    """Where a measurement was published, and the document written there."""
+    directory: Path
+    document: dict
+
+    @property
+    def profile_json(self) -> Path:
+        return self.directory / PROFILE_FILE
+
+
+def publish(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command: list[str],
+            settings: dict, env: dict, model: dict, marks: dict, exist_ok: bool = False) -> MeasuredProfile:
+    """Hand the trials to the store, which publishes the profile into `out_dir`, or, where a profile
+    is already there and not `exist_ok`, into the next free `out_dir`2, 3, … (said on stderr)."""
     from libreyolo_profile.store.disk.writer import write_profile
 
     wanted = Path(out_dir)
     with status(f"analysing {len(trials)} trial trace(s) and writing {wanted}/profile.json"):
-        doc, out_dir = write_profile(wanted, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
+        doc, written = write_profile(wanted, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
                                      settings=settings, environment=env, model=model, marks=marks,
                                      exist_ok=exist_ok)
-    if out_dir != wanted:
-        from rich.markup import escape
-
-        note(escape(f"{wanted} is taken and was kept; this profile went to {out_dir} "
-                    "(--exist-ok replaces it instead)"))
-    if report:
-        try:
-            from libreyolo_profile.readers.report import write_report
-
-            write_report(Path(out_dir))
-        except Exception as exc:  # the measured profile is safe on disk; a report failure must not lose it
-            warn(f"the HTML report could not be written ({type(exc).__name__}: {exc}); "
-                 f"`libreyolo profile report {out_dir}` retries it")
-    summary.main(Path(out_dir) / "profile.json", as_json)
-    return doc
-
-
-class Stopwatch:
-    __slots__ = ("t0",)
-
-    def __init__(self) -> None:
-        self.t0 = time.perf_counter()
-
-    def ms(self) -> float:
-        return (time.perf_counter() - self.t0) * 1000.0
+    if written != wanted:
+        note(f"{wanted} is taken and was kept; this profile went to {written} "
+             "(--exist-ok replaces it instead)")
+    return MeasuredProfile(Path(written), doc)

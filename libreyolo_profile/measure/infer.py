@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-import time
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.measure import common
+from libreyolo_profile.measure import common, profiler
+from libreyolo_profile.measure.common import MeasuredProfile
+from libreyolo_profile.measure.options import InferOptions
+from libreyolo_profile.measure.trials import Call, TrialRunner
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif"}
-AMP_DTYPES = ("float16", "bfloat16")
 
 
 def _source_files(source: str | None) -> tuple[list[Path], str, str]:
@@ -60,22 +61,7 @@ def _decode(files: list[Path]) -> list:
     return images
 
 
-def _validate(opts: dict) -> None:
-    common.check_positive("batch", opts["batch"])
-    common.check_positive("runs", opts["runs"])
-    common.check_positive("warmup", opts["warmup"], 0)
-    common.check_positive("repeat", opts["repeat"])
-    common.check_positive("max-det", opts["max_det"])
-    common.check_positive("imgsz", opts["imgsz"])
-    if opts["amp_dtype"] not in AMP_DTYPES:
-        raise UsageError(f"--amp-dtype {opts['amp_dtype']}: expected float16 or bfloat16")
-    if not 0.0 <= opts["conf"] <= 1.0:
-        raise UsageError(f"--conf {opts['conf']}: must be within [0, 1]")
-    if not 0.0 <= opts["iou"] <= 1.0:
-        raise UsageError(f"--iou {opts['iou']}: must be within [0, 1]")
-
-
-class _Caller:
+class InferCall:
     """One inference call over a batch of decoded images, optionally annotated with phases."""
 
     def __init__(self, wrapper, device, imgsz: int, conf: float, iou: float, max_det: int,
@@ -123,127 +109,119 @@ class _Caller:
         return dets
 
 
-def profile_infer(opts: dict, argv: list[str]) -> dict:
-    _validate(opts)
-    files, source_kind, source_shown = _source_files(opts.get("source"))
-    batch, runs, warmup, repeat = opts["batch"], opts["runs"], opts["warmup"], opts["repeat"]
+def over_plan(infer_call: InferCall, plan: list[list]) -> Call:
+    """The trial loop's call: call i runs the plan's i-th batch (warmup wraps around the plan)."""
+    def call(index: int, annotate: bool) -> list:
+        return infer_call(plan[index % len(plan)], annotate)
+
+    return call
+
+
+def batch_plan(images: list, batch: int, runs: int) -> list[list]:
+    """The batch of each measured call: the images in order, wrapping around, `batch` at a time."""
+    return [[images[(i * batch + k) % len(images)] for k in range(batch)] for i in range(runs)]
+
+
+def profile_infer(opts: InferOptions, argv: list[str]) -> MeasuredProfile:
+    """Measure `opts.repeat` trials and write the profile; returns where it went."""
+    files, source_kind, source_shown = _source_files(opts.source)
     with common.status("importing torch and LibreYOLO"):
         import torch
 
-        device = common.resolve_device(opts["device"])
-        if opts["half"] and device.type != "cuda":
+        device = common.resolve_device(opts.device)
+        if opts.half and device.type != "cuda":
             raise UsageError("--half runs the forward pass under CUDA autocast and needs a CUDA device; "
                              "drop --half (or use --no-half) with --device cpu")
         from libreyolo_profile.measure import adapter
 
         adapter.check_libreyolo()
-    autocast_dtype = getattr(torch, opts["amp_dtype"]) if opts["half"] else None
+    autocast_dtype = getattr(torch, opts.amp_dtype) if opts.half else None
     if autocast_dtype is torch.bfloat16 and not torch.cuda.is_bf16_supported():
         raise UsageError(f"--amp-dtype bfloat16: {torch.cuda.get_device_name(device)} has no bfloat16 support; use float16")
 
-    project = Path(opts["project"])
-    with common.workspace(project, "infer") as tmp:
-        with common.status(f"building LibreYOLO9-{opts['size']} on {device}"):
-            wrapper, model_info, marks = adapter.build_model(opts["weights"], opts["size"], device, tmp)
+    with common.workspace(opts.project, "infer") as tmp:
+        with common.status(f"building LibreYOLO9-{opts.size} on {device}"):
+            wrapper, model_info, marks = adapter.build_model(opts.weights, opts.size, device, tmp)
         wrapper.model.eval()
         model_info["parameter_count"] = adapter.parameter_count(wrapper.model)
-        imgsz = adapter.round_imgsz(wrapper, opts["imgsz"])
+        imgsz = adapter.round_imgsz(wrapper, opts.imgsz)
         images = _decode(files)
-        n_img = len(images)
-        plan = [[images[(i * batch + k) % n_img] for k in range(batch)] for i in range(runs)]
-        caller = _Caller(wrapper, device, imgsz, opts["conf"], opts["iou"], opts["max_det"], autocast_dtype)
-        from torch.profiler import record_function
-
-        profile_memory = device.type == "cpu" and common_cpu_profile_memory()
-        trials = []
-        for trial in range(repeat):
-            label = f"trial {trial + 1}/{repeat}" if repeat > 1 else "infer"
-            total = warmup + runs * (2 if opts["overhead"] else 1)
-            with common.progress(f"{label}: warmup {warmup}, {runs} profiled calls"
-                                 + (f", {runs} unprofiled" if opts["overhead"] else ""), total) as advance:
-                # Warmup: untraced, same shapes, so allocator and kernels are settled.
-                for i in range(warmup):
-                    caller(plan[i % runs], annotate=False)
-                    advance()
-                common.sync(device)
-                retries = common.cuda_memory_reset(device)
-                half1 = runs // 2 if opts["overhead"] else 0
-                plain: list[float] = []
-                for i in range(half1):
-                    t0 = time.perf_counter()
-                    caller(plan[i], annotate=False)
-                    plain.append((time.perf_counter() - t0) * 1000.0)
-                    advance()
-                if device.type == "cuda":  # the unprofiled calls must not lift the window's peak
-                    retries = common.cuda_memory_reset(device)
-                profiled: list[float] = []
-                prof = common.make_profiler(device, profile_memory=profile_memory)
-                with common.profiling(prof):
-                    for i in range(runs):
-                        t0 = time.perf_counter()
-                        with record_function(f"ProfilerStep#{i + 1}"):
-                            caller(plan[i], annotate=True)
-                        profiled.append((time.perf_counter() - t0) * 1000.0)
-                        advance()
-                mem = common.cuda_memory_capture(device, retries)
-                trace_path = common.export_trace(prof, tmp / f"trial{trial + 1}_trace.json")
-                del prof
-                if opts["overhead"]:
-                    for i in range(half1, runs):
-                        t0 = time.perf_counter()
-                        caller(plan[i], annotate=False)
-                        plain.append((time.perf_counter() - t0) * 1000.0)
-                        advance()
-            trials.append(_capture(trace_path, batch, mem, profiled, plain, opts["overhead"], device))
-
+        call = over_plan(InferCall(wrapper, device, imgsz, opts.conf, opts.iou, opts.max_det, autocast_dtype),
+                         batch_plan(images, opts.batch, opts.runs))
+        profile_memory = device.type == "cpu" and CPU_PROFILE_MEMORY
+        trials = [_measure_trial(call, opts, device, tmp / f"trial{trial + 1}_trace.json", trial, profile_memory)
+                  for trial in range(opts.repeat)]
         env = common.environment(device)
-        settings = {
-            "source": source_shown,
-            "source_kind": source_kind,
-            "source_images": n_img,
-            "weights": opts["weights"],
-            "size": model_info["size"],
-            "batch": batch,
-            "imgsz": imgsz,
-            "imgsz_requested": opts["imgsz"],
-            "half": bool(opts["half"]),
-            "amp_dtype": opts["amp_dtype"] if opts["half"] else None,
-            "warmup": warmup,
-            "runs": runs,
-            "repeat": repeat,
-            "conf": opts["conf"],
-            "iou": opts["iou"],
-            "max_det": opts["max_det"],
-            "device": str(device),
-            "device_requested": str(opts["device"]),
-            "trace": bool(opts["trace"]),
-            "project": str(project.resolve()),
-            "overhead": bool(opts["overhead"]),
-            "decode_in_latency": False,
-            "latency_scope": ("one call = LibreYOLO _preprocess per image (letterbox, to tensor) + torch.cat + "
-                              "host-to-device copy | _forward under torch.no_grad"
-                              + (f" and CUDA autocast {opts['amp_dtype']}" if opts["half"] else "")
-                              + (" + cuda synchronize" if device.type == "cuda" else "")
-                              + " | _postprocess (NMS) per image to python lists; images decoded once "
-                                "before the window, Results objects not built"),
-            "torch_threads": torch.get_num_threads(),
-            "profile_memory": profile_memory,
-            "profiler": dict(common.PROFILER_OPTIONS, activities=["cpu"] + (["cuda"] if device.type == "cuda" else [])),
-        }
-        return common.write_and_print(project / "infer", kind="infer", trials=trials, keep_trace=bool(opts["trace"]),
-                                      command=list(argv), settings=settings, env=env, model=model_info,
-                                      marks=marks, as_json=bool(opts["as_json"]),
-                                      report=bool(opts.get("report", True)),
-                                      exist_ok=bool(opts.get("exist_ok", False)))
-
-
-def common_cpu_profile_memory() -> bool:
-    """Whether CPU profiles record allocator events (`profile_memory`): see the overhead benchmark."""
-    return CPU_PROFILE_MEMORY
+        source = {"source": source_shown, "source_kind": source_kind, "source_images": len(images)}
+        settings = _settings(opts, source, model_info, imgsz, device, profile_memory)
+        return common.publish(Path(opts.project) / "infer", kind="infer", trials=trials, keep_trace=opts.trace,
+                              command=list(argv), settings=settings, env=env, model=model_info, marks=marks,
+                              exist_ok=opts.exist_ok)
 
 
 # Measured with benchmarks/bench_profiler_overhead.py: see the module docstring there.
 CPU_PROFILE_MEMORY = False
+
+
+def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, trial: int,
+                   profile_memory: bool):
+    """Warmup, half the unprofiled calls, the profiled window, the other half; the trace exported."""
+    runs, warmup = opts.runs, opts.warmup
+    label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "infer"
+    total = warmup + runs * (2 if opts.overhead else 1)
+    with common.progress(f"{label}: warmup {warmup}, {runs} profiled calls"
+                         + (f", {runs} unprofiled" if opts.overhead else ""), total) as advance:
+        runner = TrialRunner(device, advance)
+        runner.warmup(call, warmup)
+        retries = profiler.cuda_memory_reset(device)
+        before = runs // 2 if opts.overhead else 0
+        plain = runner.time_each(call, range(before))
+        if device.type == "cuda":  # the unprofiled calls must not lift the window's peak
+            retries = profiler.cuda_memory_reset(device)
+        prof = profiler.make_profiler(device, profile_memory=profile_memory)
+        window = runner.profiled_window(call, runs, prof)
+        mem = profiler.cuda_memory_capture(device, retries)
+        profiler.export_trace(prof, trace_path)
+        del prof
+        if opts.overhead:
+            plain += runner.time_each(call, range(before, runs))
+    return _capture(trace_path, opts.batch, mem, window.call_ms, plain, opts.overhead, device)
+
+
+def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, device, profile_memory: bool) -> dict:
+    import torch
+
+    return {
+        **source,
+        "weights": opts.weights,
+        "size": model_info["size"],
+        "batch": opts.batch,
+        "imgsz": imgsz,
+        "imgsz_requested": opts.imgsz,
+        "half": opts.half,
+        "amp_dtype": opts.amp_dtype if opts.half else None,
+        "warmup": opts.warmup,
+        "runs": opts.runs,
+        "repeat": opts.repeat,
+        "conf": opts.conf,
+        "iou": opts.iou,
+        "max_det": opts.max_det,
+        "device": str(device),
+        "device_requested": str(opts.device),
+        "trace": opts.trace,
+        "project": str(Path(opts.project).resolve()),
+        "overhead": opts.overhead,
+        "decode_in_latency": False,
+        "latency_scope": ("one call = LibreYOLO _preprocess per image (letterbox, to tensor) + torch.cat + "
+                          "host-to-device copy | _forward under torch.no_grad"
+                          + (f" and CUDA autocast {opts.amp_dtype}" if opts.half else "")
+                          + (" + cuda synchronize" if device.type == "cuda" else "")
+                          + " | _postprocess (NMS) per image to python lists; images decoded once "
+                            "before the window, Results objects not built"),
+        "torch_threads": torch.get_num_threads(),
+        "profile_memory": profile_memory,
+        "profiler": profiler.profiler_settings(device),
+    }
 
 
 def _capture(trace_path: Path, batch: int, mem: dict, profiled: list[float], plain: list[float],
@@ -267,7 +245,7 @@ def _capture(trace_path: Path, batch: int, mem: dict, profiled: list[float], pla
         extra["profiler_overhead_mean_pct"] = round(
             (statistics.fmean(profiled) - statistics.fmean(plain)) / statistics.fmean(plain) * 100.0, 3)
     if device.type == "cpu":
-        extra["peak_rss_mb"] = common.peak_rss_mb()
+        extra["peak_rss_mb"] = profiler.peak_rss_mb()
         extra["peak_rss_note"] = ("process peak resident set size since start (interpreter, libraries, model "
                                   "and every tensor), not an allocator peak")
     return TrialCapture(trace_path=trace_path, images_per_step=batch, profiler_overhead_pct=pct,

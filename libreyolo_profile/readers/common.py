@@ -3,19 +3,32 @@ parameters, and the phases a profile holds. Printing lives in libreyolo_profile/
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.sqlfiles import sql_text
 from libreyolo_profile.store.disk.loader import Loaded, load_document, sidecar_dir
-from libreyolo_profile.store.schema import TABLES
+from libreyolo_profile.store.schema import PHASES_BY_KIND, TABLES
 
-PHASES = {"train": ["dataload", "to_device", "forward", "backward", "optimizer"],
-          "infer": ["preprocess", "forward", "postprocess"]}
+PHASES = {kind: list(phases) for kind, phases in PHASES_BY_KIND.items()}  # lists: readers extend and bind them
 
 
-def open_tables(path: Path):
-    """(loaded profile, DuckDB connection holding its kernels/ops/phases/steps tables)."""
+@dataclass(frozen=True)
+class OpenProfile:
+    """One profile opened once: its document and a DuckDB connection holding its kernels/ops/phases/steps
+    tables. Every reader of one command (report and summary after a measurement, report's sides and its
+    comparison) takes the same one instead of opening the file again."""
+
+    loaded: Loaded
+    con: object  # duckdb.DuckDBPyConnection (duckdb is imported only when a profile is opened)
+
+    @property
+    def doc(self) -> dict:
+        return self.loaded.doc
+
+
+def open_profile(path: Path) -> OpenProfile:
     import duckdb
 
     loaded = load_document(path)
@@ -24,7 +37,12 @@ def open_tables(path: Path):
     for table in TABLES:
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet($file)",
                     {"file": str(directory / f"{table}.parquet")})
-    return loaded, con
+    return OpenProfile(loaded, con)
+
+
+def opened(source: Path | str | OpenProfile) -> OpenProfile:
+    """A reader's input as an opened profile: one already open is used as it is."""
+    return source if isinstance(source, OpenProfile) else open_profile(Path(source))
 
 
 def run_sql(con, name: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:

@@ -154,9 +154,9 @@ def _created(loaded: Loaded) -> tuple[float, str]:
 
 
 def _check_same_setup(directory: Path, members: list[Loaded]) -> None:
-    from libreyolo_profile.store.crossrun.catalog import Found, index_row
+    from libreyolo_profile.store.crossrun.columns import profile_row
 
-    rows = [index_row(Found(str(m.path), m.path, m.doc)) for m in members]
+    rows = [profile_row(m.doc) for m in members]
     for member, row in zip(members[1:], rows[1:]):
         for key in SAME_SETUP:
             if row[key] != rows[0][key]:
@@ -165,8 +165,11 @@ def _check_same_setup(directory: Path, members: list[Loaded]) -> None:
                                  f"keep one setup per baseline directory")
 
 
-def load_side(name: str, path: Path) -> Side:
-    """A file, a profile directory, or a directory of several profiles of one setup (pooled)."""
+def load_side(name: str, path: Path | Loaded) -> Side:
+    """A file, a profile directory, or a directory of several profiles of one setup (pooled); or a
+    profile another reader already loaded (report --vs), taken as it is."""
+    if isinstance(path, Loaded):
+        return Side(name, path.path, [path])
     path = Path(path)
     files = _profile_files(path) if path.is_dir() else []
     if len(files) == 1 and files[0].parent != path:
@@ -196,8 +199,8 @@ def _catalogue(kind: str | None, rules: list[gate.Rule]) -> list[tuple[str, bool
     return catalogue + [(metric, None) for metric in extra]
 
 
-def build(before_path: Path, after_path: Path, rules: list[gate.Rule] | None = None, strict_noise: bool = False,
-          require_repeats: bool = False) -> dict:
+def compare_document(before_path: Path | Loaded, after_path: Path | Loaded, rules: list[gate.Rule] | None = None,
+                     strict_noise: bool = False, require_repeats: bool = False) -> dict:
     """The comparison; with rules or strict_noise also the gate (`gate` is None otherwise)."""
     import duckdb
 
@@ -205,8 +208,8 @@ def build(before_path: Path, after_path: Path, rules: list[gate.Rule] | None = N
     before, after = load_side("before", before_path), load_side("after", after_path)
     kind_b, kind_a = before.newest.doc.get("kind"), after.newest.doc.get("kind")
     if kind_b != kind_a:
-        raise UsageError(f"cannot compare {_article(kind_b)} profile ({before_path}) with {_article(kind_a)} profile "
-                         f"({after_path}): measure both with the same subcommand")
+        raise UsageError(f"cannot compare {_article(kind_b)} profile ({before.path}) with {_article(kind_a)} profile "
+                         f"({after.path}): measure both with the same subcommand")
     gate.check_kind(rules, kind_b)
     if require_repeats:
         _require_repeats(before, after)
@@ -262,7 +265,7 @@ def _with_std(mean, std) -> str:
     return fmt(mean) if std is None else f"{fmt(mean)} ± {fmt(std)}"
 
 
-def render(c: dict) -> None:
+def show_comparison(c: dict) -> None:
     from rich.table import Table
 
     console = stdout_console()
@@ -344,7 +347,7 @@ def _significant_word(value) -> str:
     return "—" if value is None else "yes" if value else "no"
 
 
-def markdown(c: dict) -> str:
+def comparison_markdown(c: dict) -> str:
     """Metric, before ± SE, after ± SE, Δ, Δ%, significant, rule, result; then both verdicts and
     the gate. The numbers are the --json ones, rounded by markdown_number."""
     rules_by_metric: dict[str, list[dict]] = {}
@@ -375,19 +378,19 @@ def markdown(c: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(before: Path, after: Path, as_json: bool, fail_on: list[str] | None = None, as_markdown: bool = False,
+def print_comparison(before: Path, after: Path, as_json: bool, fail_on: list[str] | None = None, as_markdown: bool = False,
          strict_noise: bool = False, require_repeats: bool = False) -> int:
     """Print the comparison; returns the exit code: 4 when the gate failed, else 0."""
     if as_json and as_markdown:
         raise UsageError("--json and --markdown are two outputs of one run: pick one")
     rules = gate.parse_rules(fail_on)  # a bad rule exits 2 before any file is read
-    c = build(before, after, rules, strict_noise=strict_noise, require_repeats=require_repeats)
+    c = compare_document(before, after, rules, strict_noise=strict_noise, require_repeats=require_repeats)
     if as_json:
         emit_json(c)
     elif as_markdown:
-        sys.stdout.write(markdown(c))
+        sys.stdout.write(comparison_markdown(c))
     else:
-        render(c)
+        show_comparison(c)
     if c["gate"] is not None and c["gate"]["failed"]:
         stderr_note(f"libreyolo profile compare: regression: {'; '.join(c['gate']['reasons'])}")
         return c["gate"]["exit_code"]

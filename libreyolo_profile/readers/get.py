@@ -57,7 +57,7 @@ def _why_null(field: str, value, doc: dict) -> str | None:
     return None
 
 
-def main(trace: Path | str, field: str | None, as_json: bool) -> None:
+def print_field(trace: Path | str, field: str | None, as_json: bool) -> None:
     doc = load_document(Path(trace)).doc
     fields = _fields(doc)
     if field is None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
+from libreyolo_profile.metric_catalog import is_cpu_profile
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import short_name, stderr_note, stdout_console, table
-from libreyolo_profile.readers.common import check_phase, open_tables, profile_identity, records, run_sql
+from libreyolo_profile.readers.common import check_phase, open_profile, profile_identity, records, run_sql
 
 SORTS = ("time", "count", "name")
 
@@ -21,19 +22,20 @@ def _check_regex(con, pattern: str | None) -> None:
         raise UsageError(f"invalid --grep regular expression '{pattern}': {str(exc).splitlines()[0]}") from None
 
 
-def main(trace: Path, *, top: int, category: str | None, grep: str | None, tensorcore: bool, sort: str,
+def print_kernels(trace: Path, *, top: int, category: str | None, grep: str | None, tensorcore: bool, sort: str,
          phase: str | None, as_json: bool) -> None:
     if sort not in SORTS:
         raise UsageError(f"--sort must be one of {', '.join(SORTS)}, not '{sort}'")
     if top < 1:
         raise UsageError(f"--top must be at least 1, not {top}")
-    loaded, con = open_tables(trace)
+    profile = open_profile(trace)
+    loaded, con = profile.loaded, profile.con
     check_phase(con, phase)
     _check_regex(con, grep)
     columns, rows = run_sql(con, "kernels.sql", {"phase": phase, "category": category, "grep": grep,
                                                  "tensorcore": tensorcore, "sort": sort, "top": top})
     notes = []
-    cpu = loaded.doc.get("device_type") == "cpu"
+    cpu = is_cpu_profile(loaded.doc)
     if cpu:
         notes.append("CPU profile: no GPU kernels were recorded; `libreyolo profile ops` shows where the time goes")
     elif category is not None and not rows:

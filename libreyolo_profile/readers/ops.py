@@ -7,13 +7,14 @@ from pathlib import Path
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import short_name, stdout_console, table
-from libreyolo_profile.readers.common import check_phase, open_tables, profile_identity, records, run_sql
+from libreyolo_profile.readers.common import check_phase, open_profile, profile_identity, records, run_sql
 
 
-def main(trace: Path, *, top: int, phase: str | None, as_json: bool) -> None:
+def print_ops(trace: Path, *, top: int, phase: str | None, as_json: bool) -> None:
     if top < 1:
         raise UsageError(f"--top must be at least 1, not {top}")
-    loaded, con = open_tables(trace)
+    profile = open_profile(trace)
+    loaded, con = profile.loaded, profile.con
     check_phase(con, phase)
     columns, rows = run_sql(con, "ops.sql", {"phase": phase, "top": top})
     if as_json:

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from libreyolo_profile.metric_catalog import is_cpu_profile
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import stdout_console, table
-from libreyolo_profile.readers.common import PHASES, open_tables, profile_identity, records, run_sql
+from libreyolo_profile.readers.common import PHASES, open_profile, profile_identity, records, run_sql
 
 
 def phase_rows(loaded, con) -> tuple[list[str], list[tuple]]:
     doc = loaded.doc
     return run_sql(con, "phases.sql", {"phases": PHASES[doc["kind"]], "steps": doc["metrics"]["steps"],
-                                       "on_gpu": doc.get("device_type") != "cpu"})
+                                       "on_gpu": not is_cpu_profile(doc)})
 
 
-def main(trace: Path, as_json: bool) -> None:
-    loaded, con = open_tables(trace)
+def print_phases(trace: Path, as_json: bool) -> None:
+    profile = open_profile(trace)
+    loaded, con = profile.loaded, profile.con
     columns, rows = phase_rows(loaded, con)
     inferred = "phases_inferred" in loaded.doc.get("marks", {})
     if as_json:

@@ -1,5 +1,5 @@
 """`libreyolo profile query` and `libreyolo profile db`: SQL over every profile under some roots
-(the views come from store/crossrun/catalog.py and sql/cross_run_views.sql).
+(the views come from store/crossrun/views.py and sql/cross_run_views.sql).
 
 `query` loads the tables the user's one SELECT names into memory, then switches DuckDB's file access
 off entirely (no path stays readable or writable) and runs the SELECT in a worker thread under a time
@@ -26,7 +26,8 @@ from pathlib import Path
 from libreyolo_profile import __version__
 from libreyolo_profile.errors import UnanalysableError, UsageError
 from libreyolo_profile.output.textsafe import safe_line
-from libreyolo_profile.store.crossrun.catalog import DEFAULT_ROOT, collect, open_cross_run, register, require_profiles
+from libreyolo_profile.store.crossrun.index import collect, require_profiles
+from libreyolo_profile.store.crossrun.views import DEFAULT_ROOT, open_cross_run, register
 from libreyolo_profile.store.schema import SCHEMA_VERSION, TABLES, TABLES_VERSION
 
 
@@ -224,7 +225,7 @@ def _cell(value) -> str:
     return str(_plain(value))
 
 
-def render(columns: list[str], rows: list[tuple]) -> None:
+def show_rows(columns: list[str], rows: list[tuple]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -309,7 +310,7 @@ def check_timeout(timeout: float) -> None:
         raise UsageError(f"--timeout takes seconds, 0 or more (0: no limit), not {timeout}")
 
 
-def main(sql: str, roots: list[Path], as_json: bool, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+def print_query(sql: str, roots: list[Path], as_json: bool, timeout: float = DEFAULT_TIMEOUT_S) -> None:
     import duckdb
 
     from libreyolo_profile.output.json_out import emit_json
@@ -330,14 +331,14 @@ def main(sql: str, roots: list[Path], as_json: bool, timeout: float = DEFAULT_TI
     if as_json:
         emit_json([dict(zip(columns, _plain(list(row)))) for row in rows])
     else:
-        render(columns, rows)
+        show_rows(columns, rows)
 
 
 # ---------------------------------------------------------------------------------------------
 # db
 
 
-def db_main(out: Path, roots: list[Path], as_json: bool, force: bool = False) -> None:
+def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = False) -> None:
     """Materialize profiles, kernels, ops, phases and steps into `out`, replacing it in one rename.
     `out` may replace an earlier database of ours; any other file only with --force, and never a
     symlink, a non-regular file or one of the files read (store/disk/atomic.py write_output)."""

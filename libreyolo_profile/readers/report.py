@@ -1,8 +1,8 @@
 """`libreyolo profile report`: one self-contained HTML file that shows a profile (or, with --vs,
 two side by side with the compare table).
 
-The figures come from the readers' own SQL (summary's build, sql/ops.sql, sql/kernels.sql,
-sql/report_steps.sql, compare's build); report_page.py turns them into HTML and report_svg.py
+The figures come from the readers' own SQL (summary_document, sql/ops.sql, sql/kernels.sql,
+sql/report_steps.sql, compare_document), over each side opened once (readers/common.open_profile); report_page.py turns them into HTML and report_svg.py
 draws the charts. Where the file goes: `--out`, else `report.html` beside a profile of ours in a
 writable directory, else `./report.html` (a foreign trace, or a read-only profile: the reader
 never writes beside its input then). Whichever it is, store/disk/atomic.py `write_output` guards it: never
@@ -20,9 +20,9 @@ from libreyolo_profile import __version__
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.readers import summary
 from libreyolo_profile.output.json_out import emit_json
-from libreyolo_profile.readers.common import PHASES, open_tables, records, run_sql
+from libreyolo_profile.readers.common import PHASES, OpenProfile, opened, records, run_sql
 from libreyolo_profile.store.disk.atomic import write_output
-from libreyolo_profile.store.disk.cache import cache_root
+from libreyolo_profile.store.workdir import cache_root
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
 
 REPORT_FILE = "report.html"
@@ -52,11 +52,10 @@ def _steps(con) -> tuple[list[dict], object, int]:
     return list(steps.values()), rank, ranks
 
 
-def gather(trace: Path) -> dict:
+def report_side(profile: OpenProfile) -> dict:
     """Everything one side of the report shows."""
-    s = summary.build(trace)
-    loaded, con = open_tables(trace)
-    doc = loaded.doc
+    s = summary.summary_document(profile)
+    loaded, con, doc = profile.loaded, profile.con, profile.doc
     steps, rank, ranks = _steps(con)
     k_cols, k_rows = run_sql(con, "kernels.sql", {"phase": None, "category": None, "grep": None,
                                                   "tensorcore": False, "sort": "time", "top": TOP})
@@ -139,19 +138,22 @@ def write_html(text: str, out: Path, *, inputs: list[Path] = (), force: bool = F
     return write_output(out, write, what="report", ours=is_report, inputs=inputs, force=force, mode=0o644)
 
 
-def render(trace: Path, vs: Path | None = None) -> tuple[str, dict]:
-    """(the HTML page, facts about it for --json)."""
+def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None) -> tuple[str, dict]:
+    """(the HTML page, facts about it for --json). Each side is opened once: its summary, tables and
+    the comparison all read the same opened profile."""
     from libreyolo_profile.readers import report_page
 
-    left = gather(trace)
+    left_profile = opened(trace)
+    left = report_side(left_profile)
     if vs is None:
         page = report_page.single_page(left)
         return page, {"kind": left["summary"]["profile"]["kind"], "bound": left["summary"]["verdict"].get("bound"),
                       "home": left["home"], "homes": (left["home"],)}
     from libreyolo_profile.readers import compare  # the compare reader owns the before/after arithmetic
 
-    comparison = compare.build(trace, vs)
-    right = gather(vs)
+    right_profile = opened(vs)
+    comparison = compare.compare_document(left_profile.loaded, right_profile.loaded)
+    right = report_side(right_profile)
     page = report_page.compare_page(left, right, comparison)
     return page, {"kind": comparison["kind"], "bound": left["summary"]["verdict"].get("bound"),
                   "vs_bound": right["summary"]["verdict"].get("bound"), "home": left["home"],
@@ -164,9 +166,10 @@ def _charts(page: str) -> list[str]:
     return re.findall(r'<svg class="chart" data-chart="([^"]+)"', page)
 
 
-def main(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: bool = False,
-         force: bool = False) -> None:
-    page, facts = render(Path(trace), Path(vs) if vs is not None else None)
+def write_report_file(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: bool = False,
+                      force: bool = False) -> None:
+    """`libreyolo profile report`: write the page, then print where it went."""
+    page, facts = report_html(Path(trace), Path(vs) if vs is not None else None)
     target = Path(out) if out is not None else default_out(facts["home"], COMPARE_FILE if vs is not None else REPORT_FILE)
     written = write_html(page, target, inputs=report_inputs(trace, vs, homes=facts["homes"]), force=force)
     if as_json:
@@ -179,8 +182,9 @@ def main(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: 
         print(safe_line(written))  # a path from the user or the trace: keep its escapes inert
 
 
-def write_report(profile_dir: Path) -> Path:
-    """For the writers (`run`, `infer`): the report beside a freshly written profile.json."""
+def write_report(profile_dir: Path, profile: OpenProfile | None = None) -> Path:
+    """After a measurement (`run`, `infer`): the report beside a freshly written profile.json. Pass the
+    profile already opened for the summary printed after it, so the directory is read once."""
     profile_dir = Path(profile_dir)
-    page, _ = render(profile_dir)
+    page, _ = report_html(profile if profile is not None else profile_dir)
     return write_html(page, profile_dir / REPORT_FILE, inputs=report_inputs(homes=(profile_dir,)))

@@ -4,7 +4,7 @@ no external URL; a Content-Security-Policy forbids any fetch), built from the da
 
 from __future__ import annotations
 
-from libreyolo_profile.metric_catalog import METRICS
+from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile
 from libreyolo_profile.readers.report_svg import (CATEGORY_COLORS, GPU_OVERLAY, PHASE_COLORS, color_for, esc,
                                                   hbars, histogram, legend, num, share_bar, step_bars, step_peak)
 
@@ -177,7 +177,7 @@ def cards(side: dict) -> str:
 
 
 def shows_gpu(side: dict) -> bool:
-    return (side["summary"]["profile"].get("device_type") != "cpu"
+    return (not is_cpu_profile(side["summary"]["profile"])
             and any((st["kernel_ms"] or 0) > 0 for st in side["steps"]))
 
 
@@ -244,7 +244,7 @@ def composition_section(side: dict, compact: bool = False) -> str:
     cats = s["categories"]
     if not cats:
         why = ("CPU profile: no device kernels were recorded; the time goes to the framework ops below"
-               if s["profile"].get("device_type") == "cpu" else "no device kernels were recorded in the window")
+               if is_cpu_profile(s["profile"]) else "no device kernels were recorded in the window")
         return f'<h2>Kernel composition by category</h2><p class="note">{esc(why)}</p>'
     rows = [(r["category"], r["ms_per_step"] or 0.0, color_for(r["category"], CATEGORY_COLORS),
              f"{num(r['ms_per_step'])} ms/step · {num(r['share_pct'], 1)} %") for r in cats]

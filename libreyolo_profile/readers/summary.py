@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from libreyolo_profile.metric_catalog import METRICS, null_reason
+from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile, null_reason
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, short_name, stdout_console, table
-from libreyolo_profile.readers.common import open_tables, profile_identity, records, run_sql
+from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records, run_sql
 from libreyolo_profile.readers.phases import phase_rows
 from libreyolo_profile.output.textsafe import safe_line
 
@@ -19,11 +19,12 @@ LATENCY = ["latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "preprocess_ms"
            "forward_ms", "forward_pct", "postprocess_ms", "postprocess_pct"]
 
 
-def build(trace: Path) -> dict:
-    loaded, con = open_tables(trace)
-    doc = loaded.doc
+def summary_document(source: Path | OpenProfile) -> dict:
+    """What `summary --json` prints, from a path or a profile already opened."""
+    profile = opened(source)
+    loaded, con, doc = profile.loaded, profile.con, profile.doc
     kind = doc["kind"]
-    on_cpu = doc.get("device_type") == "cpu"
+    on_cpu = is_cpu_profile(doc)
     names = [n for n in HEADLINE + (LATENCY if kind == "infer" else [])
              if kind in METRICS[n][1] and not (METRICS[n][2] == "cpu" and not on_cpu)]
     metrics = {n: doc["metrics"].get(n) for n in names}
@@ -49,7 +50,7 @@ def build(trace: Path) -> dict:
     }
 
 
-def render(s: dict) -> None:
+def show_summary(s: dict) -> None:
     from rich.markup import escape
     from rich.panel import Panel
 
@@ -104,9 +105,9 @@ def render(s: dict) -> None:
                               r["calls_per_step"]] for r in s["top_kernels"]]))
 
 
-def main(trace: Path, as_json: bool) -> None:
-    s = build(trace)
+def print_summary(source: Path | OpenProfile, as_json: bool) -> None:
+    s = summary_document(source)
     if as_json:
         emit_json(s)
     else:
-        render(s)
+        show_summary(s)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from libreyolo_profile.store.document.verdict import THRESHOLDS
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.metric_catalog import null_reason
+from libreyolo_profile.metric_catalog import is_cpu_profile, null_reason
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, stdout_console
-from libreyolo_profile.readers.common import open_tables, profile_identity, records, run_sql
+from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
 from libreyolo_profile.output.textsafe import safe_line
 
 DIRECT = {"host-launch", "gpu-compute", "gpu-memory", "cpu-compute", "cpu-overhead"}
@@ -33,7 +33,7 @@ def _categories(con) -> list[str]:
 def _validate(doc: dict, con, category: str | None, launches: int | None) -> None:
     m = doc["metrics"]
     if category is not None:
-        if doc.get("device_type") == "cpu":
+        if is_cpu_profile(doc):
             raise UsageError("--remove-category needs GPU kernels, and a CPU profile has no kernel categories; "
                              "use --remove-launches N (N dispatched ops per step)")
         present = _categories(con)
@@ -78,10 +78,11 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
     return "; ".join(parts)
 
 
-def build(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
+def what_if_document(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
     if remove_category is None and remove_launches is None:
         raise UsageError("what-if needs --remove-category C or --remove-launches N (or both)")
-    loaded, con = open_tables(trace)
+    profile = open_profile(trace)
+    loaded, con = profile.loaded, profile.con
     doc = loaded.doc
     _validate(doc, con, remove_category, remove_launches)
     m, bound = doc["metrics"], doc["verdict"]["bound"]
@@ -130,7 +131,7 @@ def build(trace: Path, remove_category: str | None, remove_launches: int | None)
     return result
 
 
-def render(w: dict) -> None:
+def show_what_if(w: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -165,9 +166,10 @@ def render(w: dict) -> None:
     say(f"caveat: {w['caveat']}")
 
 
-def main(trace: Path, *, remove_category: str | None, remove_launches: int | None, as_json: bool) -> None:
-    w = build(trace, remove_category, remove_launches)
+def print_what_if(trace: Path, *, remove_category: str | None, remove_launches: int | None,
+                  as_json: bool) -> None:
+    w = what_if_document(trace, remove_category, remove_launches)
     if as_json:
         emit_json(w)
     else:
-        render(w)
+        show_what_if(w)

@@ -15,6 +15,27 @@ PROFILE_FILE = "profile.json"
 REPEAT_FILE = "profile_repeat.json"
 TRACE_FILE = "profile_trace.json"
 
+# Parquet key-value metadata: the generation of the profile.json a sidecar was written for.
+GENERATION_KEY = "libreyolo_profile.generation"
+
+# The phases of a step, per kind, in display order (our `## phase ##` annotations name them).
+# The ingest SQL reads them as the table phase_vocabulary (store/ingest/timeline.py builds it from here).
+PHASES_BY_KIND: dict[str, tuple[str, ...]] = {
+    "train": ("dataload", "to_device", "forward", "backward", "optimizer"),
+    "infer": ("preprocess", "forward", "postprocess"),
+}
+# The phases that issue the model's device work (host overhead is measured inside them).
+COMPUTE_PHASES: tuple[str, ...] = ("forward", "backward", "optimizer")
+
+
+def phase_vocabulary() -> dict[str, list]:
+    """PHASES_BY_KIND and COMPUTE_PHASES as parallel columns (kind, phase, position, compute), the
+    parameters that build the SQL table phase_vocabulary, so the SQL never spells the lists again."""
+    rows = [(kind, phase, position, phase in COMPUTE_PHASES)
+            for kind, phases in PHASES_BY_KIND.items() for position, phase in enumerate(phases, 1)]
+    return {name: [row[i] for row in rows] for i, name in enumerate(("kind", "phase", "position", "compute"))}
+
+
 # table name -> [(column, type, unit, meaning)]
 TABLES: dict[str, list[tuple[str, str, str, str]]] = {
     "kernels": [

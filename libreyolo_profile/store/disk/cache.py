@@ -3,68 +3,52 @@ the input, always under $XDG_CACHE_HOME/libreyolo-profile (default ~/.cache/libr
 
 Writing into the cache never harms anything and never collides:
 - all work (ingest spill files, DuckDB spills, entries being built) happens in private directories
-  under <cache>/work/ made by mkdtemp, named after the process (`<pid>-<purpose>-<host>-<random>`),
-  removed at exit; what a killed process leaves there is swept by the next one;
+  under <cache>/work/, swept after a killed process, and a cache that cannot be written degrades to a
+  private temporary directory: both in store/workdir.py, a floor below, since the decoder and ingest
+  make their scratch space there too;
 - an entry is built whole in such a directory and renamed into place, never replacing a good one,
   so a concurrent reader sees nothing or a complete entry (`publish_entry`);
-- a cache that cannot be written (a read-only directory, a path through a regular file, another
-  user's directory) degrades to one private temporary directory, removed at exit, with one note.
+- an entry's key names the analysis code and SQL it was made with (`analysis_version`).
 """
-
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import hashlib
 import os
-import re
-import shutil
-import socket
-import sys
-import tempfile
-import time
 from functools import cache
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable  # not typing: its import alone costs a cold `get` ~3 ms
 
 _SAMPLE = 1 << 16
+
+
+_PACKAGE = Path(__file__).resolve().parents[2]  # libreyolo_profile/, found without importing anything
 
 
 @cache
 def analysis_version() -> str:
     """What a cached analysis depends on: this package's version and the text of every SQL file and
-    of the store and analysis code, so an edited metric or rule invalidates old cache entries."""
-    import libreyolo_profile.sql
-    import libreyolo_profile.store
+    of the store and analysis code, so an edited metric or rule invalidates old cache entries.
+
+    Every read of a cached trace pays for it (~60 small files, about 1 ms), so it walks with
+    os.walk rather than Path.rglob and imports nothing."""
     from libreyolo_profile import __version__
 
     digest = hashlib.sha256(__version__.encode())
-    for package, pattern in ((libreyolo_profile.sql, "*.sql"), (libreyolo_profile.store, "*.py")):
-        top = Path(package.__file__).parent
-        for entry in sorted(top.rglob(pattern)):  # every room of the store, not only its top floor
-            digest.update(str(entry.relative_to(top)).encode() + entry.read_bytes())
+    for top, suffix in ((_PACKAGE / "sql", ".sql"), (_PACKAGE / "store", ".py")):
+        for entry in _files_under(top, suffix):  # every room of the store, not only its top floor
+            digest.update(entry.relative_to(top).as_posix().encode() + entry.read_bytes())
     return digest.hexdigest()[:12]
 
 
-def configured_root() -> Path:
-    """The cache the user asked for: $XDG_CACHE_HOME/libreyolo-profile, default ~/.cache/libreyolo-profile."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "libreyolo-profile"
-
-
-# configured root -> the private temporary directory used instead, once that root failed a write
-_REPLACED: dict[Path, Path] = {}
-
-
-def cache_root() -> Path:
-    """The cache in use: the configured one, or this process's temporary stand-in once writing to
-    the configured one failed. Reading needs no write access, so a read-only cache still answers hits."""
-    configured = configured_root()
-    if configured in _REPLACED:
-        return _REPLACED[configured]
-    _sweep_once(configured / WORK)  # every run that touches the cache clears what killed ones left
-    return configured
+def _files_under(top: Path, suffix: str) -> list[Path]:
+    """Files ending in `suffix` at any depth under `top`, in a stable order (pycache skipped)."""
+    found = []
+    for directory, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        found += [Path(directory) / name for name in filenames if name.endswith(suffix)]
+    return sorted(found, key=lambda path: path.relative_to(top).as_posix())
 
 
 def trace_key(path: Path) -> str:
@@ -82,167 +66,6 @@ def trace_key(path: Path) -> str:
 
 def bytes_key(data: bytes) -> str:
     return hashlib.sha256(analysis_version().encode() + data).hexdigest()[:32]
-
-
-# ------------------------------------------------------------------------------------------------
-# a cache that cannot be written: one private temporary directory instead
-
-_STANDIN_PREFIX = "libreyolo-profile-cache-"
-
-
-def fall_back(reason: BaseException | str) -> Path:
-    """Stop writing to the configured cache for the rest of this process: work in a private temporary
-    directory (removed at exit) instead, and say so once on stderr. Returns the stand-in root."""
-    from libreyolo_profile.errors import UnanalysableError
-
-    configured = configured_root()
-    if configured in _REPLACED:
-        return _REPLACED[configured]
-    why = reason if isinstance(reason, str) else (getattr(reason, "strerror", None) or str(reason))
-    temporary = Path(tempfile.gettempdir())
-    _sweep(temporary, _STANDIN_PREFIX)
-    try:
-        standin = Path(tempfile.mkdtemp(prefix=_leftover_name("standin", _STANDIN_PREFIX)))
-    except OSError as exc:
-        raise UnanalysableError(f"cache {configured} not writable ({why}), nor the temporary directory "
-                                f"{temporary} ({exc.strerror or exc}): set XDG_CACHE_HOME to a writable "
-                                "directory") from None
-    _remove_at_exit(standin)
-    _REPLACED[configured] = standin
-    sys.stderr.write(f"note: cache {configured} not writable: working in a temporary directory ({why}; "
-                     "set XDG_CACHE_HOME to a writable directory to keep what readers derive)\n")
-    return standin
-
-
-def writing(action: Callable[[Path], object]):
-    """`action(cache_root())`, once more in the temporary stand-in if the cache cannot be written."""
-    root = cache_root()
-    try:
-        return action(root)
-    except OSError as exc:
-        if root != configured_root():
-            raise  # the stand-in failed too: nothing left to fall back to
-        return action(fall_back(exc))
-
-
-# ------------------------------------------------------------------------------------------------
-# private work directories, and what killed processes left of theirs
-
-WORK = "work"
-# a leftover older than this is swept even if its pid is alive again (pids are reused) or it
-# comes from another host sharing the cache; no ingest runs this long
-_STALE_SECONDS = 6 * 3600
-_LEFTOVER = re.compile(r"^(?P<pid>\d+)-(?P<purpose>[a-z0-9_]+)-(?P<host>[0-9a-f]{8})-")
-_created_here: dict[Path, int] = {}  # directory -> the pid that made it
-_swept: set[Path] = set()  # work directories already swept by this process
-
-
-@cache
-def host_tag() -> str:
-    """This host, as named in work directories: a leftover from another host sharing the cache is
-    swept by age only, its pid meaning nothing here."""
-    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
-
-
-def _leftover_name(purpose: str, prefix: str = "") -> str:
-    """A mkdtemp prefix that tells a later sweep whose directory this is: `<pid>-<purpose>-<host>-`."""
-    return f"{prefix}{os.getpid()}-{re.sub(r'[^a-z0-9_]', '_', purpose.lower())}-{host_tag()}-"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's live process
-    return True
-
-
-def _is_stale(entry: os.DirEntry, name: str) -> bool:
-    match = _LEFTOVER.match(name)
-    if match is None:
-        return False  # not ours: never touched
-    pid = int(match["pid"])
-    if pid == os.getpid():
-        return False
-    try:
-        st = entry.stat(follow_symlinks=False)
-    except OSError:
-        return False
-    if st.st_uid != os.geteuid():
-        return False
-    if match["host"] == host_tag() and not _pid_alive(pid):
-        return True
-    return time.time() - st.st_mtime > _STALE_SECONDS
-
-
-def _sweep(directory: Path, prefix: str = "") -> None:
-    """Remove what dead processes left in `directory`: entries named `<prefix><pid>-…-<host>-…`."""
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith(prefix) and _is_stale(entry, entry.name[len(prefix):]):
-            _remove(Path(entry.path))
-
-
-def _remove(path: Path) -> None:
-    """Remove a file, a symlink (never its target) or a directory tree."""
-    try:
-        if path.is_symlink() or not path.is_dir():
-            path.unlink(missing_ok=True)
-        else:
-            shutil.rmtree(path, ignore_errors=True)
-    except OSError:
-        pass
-
-
-def _remove_at_exit(path: Path) -> None:
-    if not _created_here:
-        atexit.register(_remove_created_here)
-    _created_here[path] = os.getpid()
-
-
-def _remove_created_here() -> None:
-    # a forked child inherits the registry: only the process that made a directory removes it
-    for path, pid in list(_created_here.items()):
-        if pid == os.getpid():
-            shutil.rmtree(path, ignore_errors=True)
-            del _created_here[path]
-
-
-def work_dir(purpose: str = "work") -> Path:
-    """A new private directory under <cache>/work (mode 0700, a name nobody else can hold), removed at
-    exit if its user does not remove it first. A cache that cannot be written is replaced by the
-    temporary stand-in (see `fall_back`)."""
-
-    def make(root: Path) -> Path:
-        work = root / WORK
-        work.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=_leftover_name(purpose), dir=work))
-
-    path = writing(make)
-    _remove_at_exit(path)
-    return path
-
-
-def _sweep_once(work: Path) -> None:
-    if work not in _swept:
-        _swept.add(work)
-        _sweep(work)
-
-
-@contextlib.contextmanager
-def scratch(purpose: str) -> Iterator[Path]:
-    """A `work_dir` removed when the block ends."""
-    path = work_dir(purpose)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-        _created_here.pop(path, None)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -11,23 +11,31 @@ import json
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import UnanalysableError, UsageError
-from libreyolo_profile.store.disk.cache import bytes_key, cache_root, trace_key
-from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA, REPEAT_FILE,
-                                            REPEAT_SCHEMA, SCHEMA_VERSION, TABLES, TRACE_FILE)
+from libreyolo_profile.store.disk.cache import bytes_key, trace_key
+from libreyolo_profile.store.workdir import cache_root
+from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, GENERATION_KEY, PROFILE_FILE, PROFILE_SCHEMA,
+                                            REPEAT_FILE, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES, TRACE_FILE)
 
 _OUR_SCHEMAS = (PROFILE_SCHEMA, REPEAT_SCHEMA)
 _BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark (some editors write one): skipped, json.loads skips it too
 
 
-@dataclass
 class Loaded:
-    doc: dict
-    home: Path | None  # directory holding the profile.json and its sidecars (None: none on disk)
-    path: Path  # what the user named
+    """One profile document, where its sidecars live and what the user named. A plain class, not a
+    dataclass: importing dataclasses (inspect, ast, dis) would cost `get` a third of its cold start."""
+
+    __slots__ = ("doc", "home", "path")
+
+    def __init__(self, doc: dict, home: Path | None, path: Path):
+        self.doc = doc
+        self.home = home  # directory holding the profile.json and its sidecars (None: none on disk)
+        self.path = path  # what the user named
+
+    def __repr__(self) -> str:
+        return f"Loaded(home={self.home!r}, path={self.path!r}, kind={self.doc.get('kind')!r})"
 
 
 def _check_readable(path: Path) -> None:
@@ -48,7 +56,7 @@ def _check_readable(path: Path) -> None:
 
 
 def _special_file_kind(mode: int) -> str:
-    from libreyolo_profile.store.decode.trace_parse import special_file_kind  # not at import: `get` stays light
+    from libreyolo_profile.store.decode.source import special_file_kind  # not at import: `get` stays light
 
     return special_file_kind(mode)
 
@@ -140,9 +148,10 @@ def load_document(path: Path) -> Loaded:
 def _repeat_damage_warning(loaded: Loaded) -> Loaded:
     """Say again what reading the trace had to repair or recover: the first read said it while
     parsing; every later read of the profile (cached or imported) says it from its mark."""
-    from libreyolo_profile.store.document.assemble import DAMAGE_MARK
+    from libreyolo_profile.store.document.marks import DAMAGE_MARK  # plain constants: cheap on a cached read
 
-    note = (loaded.doc.get("marks") or {}).get(DAMAGE_MARK)
+    marks = loaded.doc.get("marks")
+    note = marks.get(DAMAGE_MARK) if isinstance(marks, dict) else None
     if note:
         from libreyolo_profile.output.textsafe import safe_text
 
@@ -186,7 +195,8 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
     The entry is built in a private work directory and renamed into place whole; of concurrent
     readers converting the same input, the first to publish wins and the others read its entry
     (each conversion has its own generation, so an entry's sidecars match only its own document)."""
-    from libreyolo_profile.store.disk.cache import publish_entry, scratch, writing
+    from libreyolo_profile.store.disk.cache import publish_entry
+    from libreyolo_profile.store.workdir import scratch, writing
 
     key = trace_key(path)
     home = cache_root() / area / key
@@ -212,11 +222,12 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
 
 
 def _load_trace(path: Path) -> Loaded:
-    from libreyolo_profile.store.document.from_trace import profile_from_trace
-
     parsed_now = []
 
     def convert(trace: Path) -> dict:
+        # imported only on a cache miss: a cached trace is read without the decoder, ingest, pyarrow or DuckDB
+        from libreyolo_profile.store.document.from_trace import profile_from_trace
+
         parsed_now.append(trace)  # the parser says the damage itself
         return profile_from_trace(trace)
 
@@ -236,8 +247,8 @@ def _sidecars_match(home: Path, doc: dict) -> bool:
                 return False
             rows = duckdb.execute(
                 "SELECT (SELECT CAST(value AS VARCHAR) FROM parquet_kv_metadata($f) "
-                "        WHERE CAST(key AS VARCHAR) = 'libreyolo_profile.generation'), "
-                "       (SELECT count(*) FROM read_parquet($f))", {"f": str(file)}).fetchone()
+                "        WHERE CAST(key AS VARCHAR) = $key), "
+                "       (SELECT count(*) FROM read_parquet($f))", {"f": str(file), "key": GENERATION_KEY}).fetchone()
             if rows[0] != doc.get("generation") or rows[1] != len(doc["tables"][table]["rows"]):
                 return False
         return True
@@ -247,7 +258,8 @@ def _sidecars_match(home: Path, doc: dict) -> bool:
 
 def sidecar_dir(loaded: Loaded) -> Path:
     """The directory whose parquet files match the document: beside it, or rebuilt in the cache."""
-    from libreyolo_profile.store.disk.cache import is_entry, publish_entry, scratch, writing
+    from libreyolo_profile.store.disk.cache import is_entry, publish_entry
+    from libreyolo_profile.store.workdir import scratch, writing
 
     if loaded.home is not None and _sidecars_match(loaded.home, loaded.doc):
         return loaded.home

@@ -15,11 +15,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from libreyolo_profile.store.schema import TABLES, TABLES_VERSION
+from libreyolo_profile.store.schema import GENERATION_KEY, TABLES, TABLES_VERSION
 
 _ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
                 "VARCHAR": pa.string(), "BOOLEAN": pa.bool_()}
-GENERATION_KEY = "libreyolo_profile.generation"
 
 
 def arrow_schema(table: str, generation: str) -> pa.Schema:

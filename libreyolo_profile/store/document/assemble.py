@@ -1,4 +1,6 @@
-"""Assemble the self-contained profile document (profile.json) from analysed trials."""
+"""Assemble the self-contained profile document (profile.json): `assemble` lays out every profile,
+ours, a foreign trace's and a converted built-in one; `build_document` turns analysed trials into
+its inputs."""
 
 from __future__ import annotations
 
@@ -8,17 +10,11 @@ import uuid
 from datetime import datetime, timezone
 
 from libreyolo_profile import __version__
-from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
-from libreyolo_profile.metric_catalog import METRICS
+from libreyolo_profile.metric_catalog import INTERNAL_COLUMNS, METRICS, is_cpu_profile
+from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
+from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
-
-# Internal columns of sql/metrics.sql that are inputs to others, not `get` fields.
-DAMAGE_MARK = "trace_damaged"  # what reading the trace repaired, left out or recovered; repeated on every read
-DURATIONS_MARK = "durations_unusable"
-
-_INTERNAL = {"kind", "window_source", "images_per_step_source", "busiest_device", "step_host_ms",
-             "peak_reserved_mb", "peak_host_mem_mb", "device_malloc_calls", "negative_duration_events"}
 
 
 def _clean(value):
@@ -28,25 +24,26 @@ def _clean(value):
 
 
 def trial_metrics(analysis: dict, capture: TrialCapture | None) -> dict:
-    """The metrics of one trial: the trace's, plus what only the measurement could know."""
+    """The metrics of one trial: the trace's (sql/metrics.sql, every rule the trace alone decides),
+    then the measurement overrides: what only the measurement could know."""
     m = {k: _clean(v) for k, v in analysis["metrics"].items()}
-    on_gpu = m.get("gpu_util_pct") is not None
+    m["profiler_overhead_pct"] = capture.profiler_overhead_pct if capture is not None else None
     if capture is not None:
-        if capture.peak_vram_mb is not None:
-            m["peak_vram_mb"] = capture.peak_vram_mb
-        if capture.peak_reserved_mb is not None:
-            m["peak_reserved_mb"] = capture.peak_reserved_mb
-        m["profiler_overhead_pct"] = capture.profiler_overhead_pct
-    else:
-        m["profiler_overhead_pct"] = None
-    if capture is not None and capture.peak_mem_mb is not None:
-        m["peak_mem_mb"] = capture.peak_mem_mb
-    else:
-        m["peak_mem_mb"] = m.get("peak_vram_mb") if on_gpu else m.get("peak_host_mem_mb")
-    if not on_gpu and not m.get("launches_per_step"):
-        # No leaf op inside the steps: CPU overhead cannot be told from work.
-        m["host_overhead_ms"] = m["host_overhead_pct"] = m["per_launch_host_us"] = m["leaf_busy_pct"] = None
+        _measurement_overrides(m, capture)
     return m
+
+
+def _measurement_overrides(m: dict, capture: TrialCapture) -> None:
+    """torch's own allocator counters, where the measurement read them, over the trace's allocator events
+    (which need profile_memory and can miss the peak)."""
+    if capture.peak_vram_mb is not None:
+        m["peak_vram_mb"] = capture.peak_vram_mb
+        if m.get("on_gpu"):
+            m["peak_mem_mb"] = capture.peak_vram_mb  # on a GPU the profiled device's peak is the VRAM peak
+    if capture.peak_reserved_mb is not None:
+        m["peak_reserved_mb"] = capture.peak_reserved_mb
+    if capture.peak_mem_mb is not None:
+        m["peak_mem_mb"] = capture.peak_mem_mb
 
 
 def thrashing_evidence(m: dict, capture: TrialCapture | None, device_total_mb: float | None) -> str | None:
@@ -69,7 +66,7 @@ def _null_reasons(m: dict, analysis: dict) -> dict:
                 "size was given")
         for name in ("throughput_img_s", "ms_per_img", "images_per_step"):
             reasons[name] = text
-    if m.get("gpu_util_pct") is not None:
+    if m.get("on_gpu"):
         if m.get("peak_vram_mb") is None:
             reasons["peak_vram_mb"] = reasons["peak_mem_mb"] = \
                 "the trace has no allocator events for the device (profile_memory was off)"
@@ -95,8 +92,7 @@ def _unusable_durations(analysis: dict) -> str | None:
     total, usable = analysis.get("duration_events"), analysis.get("usable_durations")
     if not total or usable:
         return None
-    return (f"none of the trace's {total:,} duration events has a usable duration (each is negative, NaN, zero or "
-            "missing): step times, utilization and shares cannot be computed")
+    return mark.durations_unusable(total)
 
 
 def _repeat_stats(trials: list[dict]) -> dict:
@@ -116,10 +112,11 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
                    command: list[str] | None = None, settings: dict | None = None,
                    environment: dict | None = None, model: dict | None = None,
                    marks: dict | None = None, device_type: str | None = None) -> dict:
+    """The profile of analysed trials (sql/metrics.sql over each trial's trace) and their captures."""
     last = analyses[-1]
     kind = last["kind"]
     per_trial = [trial_metrics(a, c) for a, c in zip(analyses, captures)]
-    on_gpu = per_trial[-1].get("gpu_util_pct") is not None
+    on_gpu = bool(per_trial[-1].get("on_gpu"))
     device_type = device_type or ("gpu" if on_gpu else "cpu")
     total_mb = next((d.get("total_mb") for d in last["devices"]), None)
     if captures[-1] is not None and captures[-1].device_total_mb:
@@ -138,69 +135,81 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
 
     all_marks = dict(marks or {})
     if last.get("damage"):
-        all_marks[DAMAGE_MARK] = "the trace was damaged: " + "; ".join(last["damage"])
+        all_marks[mark.DAMAGE_MARK] = mark.trace_damaged(last["damage"])
     if unusable:
-        all_marks[DURATIONS_MARK] = unusable
-    if device_type == "cpu":
-        all_marks["cpu_profile"] = ("CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not "
-                                    "apply; see `ops` for where the time goes")
-    steps = metrics.get("steps") or 0
-    if steps < THRESHOLDS["tiny_steps"] or (metrics.get("window_ms") or 0) < THRESHOLDS["tiny_window_ms"]:
-        all_marks["tiny_window"] = (f"tiny window: {steps} measured steps over {metrics.get('window_ms') or 0:.1f} ms "
-                                    f"(fewer than {THRESHOLDS['tiny_steps']} steps or under "
-                                    f"{THRESHOLDS['tiny_window_ms']:.0f} ms): figures are noisy")
+        all_marks[mark.DURATIONS_MARK] = unusable
     if thrashing:
-        all_marks["thrashing"] = f"device memory was thrashing ({thrashing}): utilization and throughput cannot be trusted"
+        all_marks[mark.THRASHING] = mark.thrashing(thrashing)
     if last["kind_inferred"]:
-        all_marks["kind_inferred"] = (f"kind inferred as {kind}: the trace "
-                                      + ("holds autograd backward work" if kind == "train" else "holds no backward work"))
+        all_marks[mark.KIND_INFERRED] = mark.kind_inferred(kind)
     if not last["phases_annotated"]:
-        all_marks["phases_inferred"] = ("phases inferred from PyTorch's own marks (DataLoader, Optimizer, autograd, "
-                                        "host-to-device copies); the rest of each step counts as forward")
+        all_marks[mark.PHASES_INFERRED] = mark.phases_inferred()
     if not str(metrics.get("window_source", "")).startswith("ProfilerStep"):
-        all_marks["window_fallback"] = f"window: {metrics.get('window_source')}"
+        all_marks[mark.WINDOW_FALLBACK] = mark.window_fallback(metrics.get("window_source"))
 
-    public = {k: v for k, v in metrics.items() if k not in _INTERNAL}
-    public["bound"] = verdict["bound"]
-    public["bound_reason"] = verdict["reason"]
-    public["thrashing"] = bool(thrashing)
-    doc = {
+    reasons = _null_reasons(metrics, {"foreign": source.get("type") != "measured"})
+    rss = [c.extra.get("peak_rss_mb") for c in captures if c is not None and c.extra.get("peak_rss_mb")]
+    if metrics.get("peak_mem_mb") is None and rss and "peak_mem_mb" in reasons:
+        # not the allocator's peak, but the nearest honest figure: say what it is, keep the metric null
+        reasons["peak_mem_mb"] += f"; the process's peak RSS was {max(rss):.0f} MiB (extra.peak_rss_mb)"
+    return assemble(
+        kind=kind, kind_inferred=last["kind_inferred"], device_type=device_type, metrics=metrics,
+        verdict=verdict, thrashing=bool(thrashing), marks=all_marks, null_reasons=reasons,
+        trials=per_trial, repeat=repeat,
+        window_source=metrics.get("window_source"), images_per_step_source=metrics.get("images_per_step_source"),
+        devices=last["devices"], rank=last["rank"], world_size=last["world_size"], tables=last["tables"],
+        source=source, command=command, settings=settings or {}, environment=environment or {}, model=model or {},
+        generation=uuid.uuid4().hex, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        producer=f"libreyolo-profile {__version__}",
+        extra=[c.extra for c in captures if c is not None and c.extra] or None)
+
+
+def assemble(*, kind: str, kind_inferred: bool, device_type: str, metrics: dict, verdict: dict,
+             thrashing: bool | None, marks: dict, null_reasons: dict, trials: list[dict], repeat: dict,
+             window_source, images_per_step_source, devices: list, rank, world_size, tables: dict,
+             source: dict, command, settings: dict, environment: dict, model: dict,
+             generation: str, created: str, producer: str, extra) -> dict:
+    """The one layout of profile.json (docs/SCHEMA.md), for every kind of source. `metrics` may hold
+    sql/metrics.sql's internal columns: they are left out. The marks every profile shares (a CPU
+    profile, a tiny window) are added here; `marks` holds the source's own."""
+    public = {k: v for k, v in metrics.items() if k not in INTERNAL_COLUMNS}
+    public.update(bound=verdict["bound"], bound_reason=verdict["reason"], thrashing=thrashing)
+    all_marks = dict(marks)
+    if is_cpu_profile({"device_type": device_type}):
+        all_marks[mark.CPU_PROFILE] = mark.cpu_profile()
+    steps, wall_ms = metrics.get("steps") or 0, metrics.get("window_ms") or 0
+    if mark.is_tiny_window(steps, wall_ms, THRESHOLDS):
+        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, THRESHOLDS)
+    return {
         "schema": PROFILE_SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "tables_version": TABLES_VERSION,
-        "generation": uuid.uuid4().hex,
+        "generation": generation,
         "kind": kind,
-        "kind_inferred": last["kind_inferred"],
+        "kind_inferred": kind_inferred,
         "device_type": device_type,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "producer": f"libreyolo-profile {__version__}",
+        "created": created,
+        "producer": producer,
         "source": source,
         "command": command,
-        "settings": settings or {},
-        "environment": environment or {},
-        "model": model or {},
+        "settings": settings,
+        "environment": environment,
+        "model": model,
         "window": {"steps": metrics.get("steps"), "wall_ms": metrics.get("window_ms"),
-                   "source": metrics.get("window_source"),
-                   "images_per_step_source": metrics.get("images_per_step_source")},
-        "rank": last["rank"],
-        "world_size": last["world_size"],
-        "devices": last["devices"],
+                   "source": window_source, "images_per_step_source": images_per_step_source},
+        "rank": rank,
+        "world_size": world_size,
+        "devices": devices,
         "metrics": public,
-        "null_reasons": {},
+        "null_reasons": null_reasons,
         "verdict": verdict,
         "thresholds": THRESHOLDS,
         "marks": all_marks,
-        "trials": [{k: v for k, v in t.items() if k in METRICS} for t in per_trial],
+        "trials": [{k: v for k, v in t.items() if k in METRICS} for t in trials],
         "repeat": repeat,
-        "extra": [c.extra for c in captures if c is not None and c.extra] or None,
-        "tables": last["tables"],
+        "extra": extra,
+        "tables": tables,
     }
-    doc["null_reasons"] = _null_reasons(public, {"foreign": source.get("type") != "measured"})
-    rss = [c.extra.get("peak_rss_mb") for c in captures if c is not None and c.extra.get("peak_rss_mb")]
-    if public.get("peak_mem_mb") is None and rss and "peak_mem_mb" in doc["null_reasons"]:
-        # not the allocator's peak, but the nearest honest figure: say what it is, keep the metric null
-        doc["null_reasons"]["peak_mem_mb"] += f"; the process's peak RSS was {max(rss):.0f} MiB (extra.peak_rss_mb)"
-    return doc
 
 
 def repeat_document(doc: dict) -> dict:

@@ -21,11 +21,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from libreyolo_profile import __version__
-from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_SCHEMA, SCHEMA_VERSION, TABLES,
-                                            TABLES_VERSION)
+from libreyolo_profile.store.document import marks as mark
+from libreyolo_profile.store.document.assemble import assemble
+from libreyolo_profile.store.document.verdict import decide
+from libreyolo_profile.store.schema import BUILTIN_SCHEMA, TABLES
 
 SOURCE_TYPE = "libreyolo-builtin"
 _MODEL_NAME = re.compile(r"^(?P<family>[A-Za-z]+(?:v)?\d+)[-_]?(?P<size>[nstmcelx])(?=$|[-_.])", re.IGNORECASE)
@@ -214,26 +215,15 @@ def _kernel_row(phase, name, ms_per_step, calls_per_step, steps):
 
 
 _K = {name: i for i, (name, _, _, _) in enumerate(TABLES["kernels"])}  # kernels row positions
+_SHARES = ("gemm_pct", "memory_bound_pct", "communication_pct")  # what its kernel rows give by our definitions
 
 
-def _composition(rows: list[list]) -> dict:
-    """gemm_pct, memory_bound_pct, communication_pct from the kernel rows, as sql/metrics.sql defines them."""
-    kernels = [r for r in rows if r[_K["activity"]] == "kernel"]
-    total = sum(r[_K["ms_per_step"]] or 0.0 for r in kernels)
-    if not total:
-        return {}
-
-    def share(categories: set[str]) -> float:
-        return 100.0 * sum(r[_K["ms_per_step"]] or 0.0 for r in kernels if r[_K["category"]] in categories) / total
-
-    return {"gemm_pct": share({"gemm"}), "memory_bound_pct": share({"elementwise", "layout", "norm", "reduce"}),
-            "communication_pct": share({"communication"})}
-
-
-def _categorise(rows: list[list]) -> None:
-    """Our category and Tensor Core rules (sql/kernel_categories.sql, sql/tensorcore_rules.sql), not theirs."""
+def _categorise_and_share(rows: list[list], on_cpu: bool) -> dict:
+    """Fill each kernel row's category and Tensor Core flag by our rules, and return the shares of kernel
+    time (gemm_pct, memory_bound_pct, communication_pct) on a GPU: the same SQL a trace goes through
+    (sql/kernel_categories.sql, sql/tensorcore_rules.sql, sql/kernel_shares.sql), not its own figures."""
     if not rows:
-        return
+        return {}
     import duckdb
 
     from libreyolo_profile.sqlfiles import sql_text
@@ -242,22 +232,28 @@ def _categorise(rows: list[list]) -> None:
     try:
         con.execute(sql_text("kernel_categories.sql"))
         con.execute(sql_text("tensorcore_rules.sql"))
-        names = sorted({r[_K["name"]] for r in rows if r[_K["name"]]})
-        found = {name: (category, tensorcore) for name, category, tensorcore in con.execute("""
-            SELECT n.name,
-                   coalesce((SELECT c.category FROM kernel_category_rules c
-                             WHERE regexp_matches(n.name, '(?i)' || c.pattern) ORDER BY c.rule_order LIMIT 1), 'other'),
-                   coalesce((SELECT t.is_tensorcore FROM tensorcore_rules t
-                             WHERE regexp_matches(n.name, '(?i)' || t.pattern) ORDER BY t.rule_order LIMIT 1), false)
-            FROM (SELECT unnest($names::VARCHAR[]) AS name) n""", {"names": names}).fetchall()}
+        pairs = sorted({(r[_K["activity"]], r[_K["name"]]) for r in rows}, key=str)
+        found = {(activity, name): (category, tensorcore) for activity, name, category, tensorcore in con.execute("""
+            SELECT activity, name, kernel_category(activity, name), is_tensorcore(activity, name)
+            FROM (SELECT unnest($activities::VARCHAR[]) AS activity, unnest($names::VARCHAR[]) AS name)""",
+            {"activities": [a for a, _ in pairs], "names": [n for _, n in pairs]}).fetchall()}
+        for row in rows:
+            row[_K["category"]], row[_K["tensorcore"]] = found[(row[_K["activity"]], row[_K["name"]])]
+        if on_cpu:
+            return {}
+        kernels = [r for r in rows if r[_K["activity"]] == "kernel"]
+        con.execute("""CREATE TEMP TABLE kernel_time AS
+                       SELECT NULL::INTEGER AS device, unnest($category::VARCHAR[]) AS category,
+                              unnest($tensorcore::BOOLEAN[]) AS tensorcore, unnest($time::DOUBLE[]) AS time""",
+                    {"category": [r[_K["category"]] for r in kernels],
+                     "tensorcore": [r[_K["tensorcore"]] for r in kernels],
+                     "time": [r[_K["ms_per_step"]] for r in kernels]})
+        con.execute(sql_text("kernel_shares.sql"))
+        shares = con.execute(f"SELECT {', '.join(_SHARES)} FROM kernel_shares").fetchone()
     finally:
         con.close()
-    for row in rows:
-        activity = row[_K["activity"]]
-        if activity in ("memcpy", "memset"):
-            row[_K["category"]], row[_K["tensorcore"]] = activity, False
-        else:
-            row[_K["category"]], row[_K["tensorcore"]] = found.get(row[_K["name"]], ("other", False))
+    # no kernel time at all: no share can be told, and the metrics stay null
+    return dict(zip(_SHARES, shares)) if shares and any(v is not None for v in shares) else {}
 
 
 def _phase_rows(raw: dict, kind: str, on_cpu: bool, steps: int) -> list[list]:
@@ -289,43 +285,22 @@ def _repeat(raw: dict) -> tuple[dict, list[dict]]:
     return {"throughput_img_s": stat}, [{"throughput_img_s": v} for v in numbers]
 
 
-def _marks(raw: dict, kind: str, on_cpu: bool, m: dict, has_ops: bool) -> dict:
-    marks = {"imported_builtin": (
-        "imported from LibreYOLO's built-in profiler (schema libreyolo.profile.analysis/v1): step time, throughput, "
-        "latency, stage and phase times are its measurements; its verdict, host overhead and, on a CPU, its "
-        "kernel/launch counts are not carried over; the verdict was recomputed by our rules")}
+def _marks(raw: dict, on_cpu: bool, kind: str, has_ops: bool) -> dict:
+    """Its own marks (the ones every profile shares, a CPU profile or a tiny window, the assembler adds)."""
+    marks = {mark.IMPORTED_BUILTIN: mark.imported_builtin()}
     if has_ops:
-        marks["ops_total_only"] = ("op times are the built-in profiler's inclusive (total) time per op name, which "
-                                   "double-counts nested ops; self time cannot be recovered and is null; ops left "
-                                   "out of its per-phase top-40 lists have phase NULL")
+        marks[mark.OPS_TOTAL_ONLY] = mark.ops_total_only()
     if any(len(k.get("raw_name") or "") >= 90 for k in raw.get("kernels") or []) or \
             any(len(o.get("op") or "") >= 70 for o in raw.get("ops") or []):
-        marks["builtin_names_cut"] = ("the built-in profiler cuts kernel names at 90 characters and op names at 70: "
-                                      "entries sharing a cut name are summed, and a cut kernel name is categorized "
-                                      "as cut")
+        marks[mark.BUILTIN_NAMES_CUT] = mark.builtin_names_cut()
     if kind == "infer":
-        n = (raw.get("latency") or {}).get("n")
-        marks["builtin_latency_subset"] = (
-            f"latency percentiles come from the built-in profiler's {n} unsynchronised calls and stage means from "
-            "its separately synchronised calls (not every measured call)")
+        marks[mark.BUILTIN_LATENCY_SUBSET] = mark.builtin_latency_subset((raw.get("latency") or {}).get("n"))
     if not on_cpu:
-        marks["builtin_gpu_definitions"] = (
-            "GPU utilization is the built-in profiler's summed kernel time ÷ step time (not the union of kernel "
-            "intervals), and launches per step is its kernel count")
+        marks[mark.BUILTIN_GPU_DEFINITIONS] = mark.builtin_gpu_definitions()
         if raw.get("memory_pressure"):
-            marks["builtin_memory_pressure"] = (
-                f"the built-in profiler flagged memory pressure ({raw.get('cuda_mallocs_per_step')} cudaMalloc/free "
-                "per step); our thrashing rule needs reserved memory, which it does not record")
-    if on_cpu:
-        marks["cpu_profile"] = ("CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not apply; "
-                                "see `ops` for where the time goes")
+            marks[mark.BUILTIN_MEMORY_PRESSURE] = mark.builtin_memory_pressure(raw.get("cuda_mallocs_per_step"))
     if "random" in str(raw.get("model") or "").lower():
-        marks["random_weights"] = f"the weights file name ({raw.get('model')}) says randomly initialized weights"
-    steps, wall = m.get("steps") or 0, m.get("window_ms") or 0
-    if steps < THRESHOLDS["tiny_steps"] or wall < THRESHOLDS["tiny_window_ms"]:
-        marks["tiny_window"] = (f"tiny window: {steps} measured steps over {wall:.1f} ms (fewer than "
-                                f"{THRESHOLDS['tiny_steps']} steps or under {THRESHOLDS['tiny_window_ms']:.0f} ms): "
-                                "figures are noisy")
+        marks[mark.RANDOM_WEIGHTS] = mark.random_weights_named(raw.get("model"))
     return marks
 
 
@@ -344,9 +319,7 @@ def builtin_document(path: Path) -> dict:
         raise UnanalysableError(f"{path}: the built-in profile records no measured steps or step time")
     metrics, reasons = _metrics(raw, kind, on_cpu, steps)
     kernels = _kernel_rows(raw, steps)
-    _categorise(kernels)
-    if not on_cpu:
-        metrics.update(_composition(kernels))
+    metrics.update(_categorise_and_share(kernels, on_cpu))
     ops = _op_rows(raw, steps)
     repeat, trials = _repeat(raw)
     if repeat:
@@ -359,53 +332,38 @@ def builtin_document(path: Path) -> dict:
                               "cannot be told from framework overhead, and no other rule applies"),
                    "next_step": "measure again with `libreyolo profile run` or `libreyolo profile infer`",
                    "evidence": {"step_ms": metrics.get("step_ms")}}
-    public = dict(metrics)
     # On a GPU our thrashing rule needs allocator retries or reserved memory, which it does not record.
-    public.update(bound=verdict["bound"], bound_reason=verdict["reason"], thrashing=False if on_cpu else None)
+    thrashing = False if on_cpu else None
     if not on_cpu:
         reasons["thrashing"] = ("our thrashing rule needs allocator retries or reserved device memory, which the "
                                 "built-in profiler does not record")
+    public = {**metrics, "bound": verdict["bound"], "bound_reason": verdict["reason"], "thrashing": thrashing}
     config = raw.get("config") or {}
     mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc)
-    marks = _marks(raw, kind, on_cpu, metrics, bool(ops))
     columns = {t: [c[0] for c in cols] for t, cols in TABLES.items()}
-    return {
-        "schema": PROFILE_SCHEMA,
-        "schema_version": SCHEMA_VERSION,
-        "tables_version": TABLES_VERSION,
-        # the same file always converts to the same document (and this converter's version is part of it)
-        "generation": hashlib.sha256(f"{SOURCE_TYPE}|{__version__}|".encode() + data).hexdigest()[:32],
-        "kind": kind,
-        "kind_inferred": False,
-        "device_type": "cpu" if on_cpu else "gpu",
-        "created": mtime.isoformat(timespec="seconds"),
-        "producer": f"libreyolo-profile {__version__} (converted)",
-        "source": {"type": SOURCE_TYPE, "path": str(Path(path).resolve()), "schema": BUILTIN_SCHEMA,
-                   "trace": raw.get("trace"), "created_from": "the file's modification time",
-                   "aggregation": raw.get("aggregation")},
-        "command": None,
-        "settings": {**config, ("steps" if kind == "train" else "runs"): steps},
-        "environment": {"device": config.get("device"), "device_name": "CPU" if on_cpu else None},
-        "model": _model(raw),
-        "window": {"steps": steps, "wall_ms": metrics.get("window_ms"),
-                   "source": "the built-in profiler's measured window",
-                   "images_per_step_source": "settings" if metrics.get("images_per_step") else None},
-        "rank": None,
-        "world_size": None,
-        "devices": [],
-        "metrics": public,
-        "null_reasons": {k: v for k, v in reasons.items() if public.get(k) is None},
-        "verdict": verdict,
-        "thresholds": THRESHOLDS,
-        "marks": marks,
-        "trials": trials or [{k: v for k, v in metrics.items() if k in METRICS}],
-        "repeat": repeat,
-        "extra": None,
-        "tables": {
+    return assemble(
+        kind=kind, kind_inferred=False, device_type="cpu" if on_cpu else "gpu", metrics=metrics, verdict=verdict,
+        thrashing=thrashing, marks=_marks(raw, on_cpu, kind, bool(ops)),
+        null_reasons={k: v for k, v in reasons.items() if public.get(k) is None},
+        trials=trials or [metrics], repeat=repeat,
+        window_source="the built-in profiler's measured window",
+        images_per_step_source="settings" if metrics.get("images_per_step") else None,
+        devices=[], rank=None, world_size=None,
+        tables={
             "kernels": {"columns": columns["kernels"], "rows": kernels},
             "ops": {"columns": columns["ops"], "rows": ops},
             "phases": {"columns": columns["phases"], "rows": _phase_rows(raw, kind, on_cpu, steps)},
             "steps": {"columns": columns["steps"], "rows": []},
         },
-    }
-
+        source={"type": SOURCE_TYPE, "path": str(Path(path).resolve()), "schema": BUILTIN_SCHEMA,
+                "trace": raw.get("trace"), "created_from": "the file's modification time",
+                "aggregation": raw.get("aggregation")},
+        command=None,
+        settings={**config, ("steps" if kind == "train" else "runs"): steps},
+        environment={"device": config.get("device"), "device_name": "CPU" if on_cpu else None},
+        model=_model(raw),
+        # the same file always converts to the same document (and this converter's version is part of it)
+        generation=hashlib.sha256(f"{SOURCE_TYPE}|{__version__}|".encode() + data).hexdigest()[:32],
+        created=mtime.isoformat(timespec="seconds"),
+        producer=f"libreyolo-profile {__version__} (converted)",
+        extra=None)

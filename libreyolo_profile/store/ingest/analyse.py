@@ -10,14 +10,15 @@ from pathlib import Path
 from libreyolo_profile.sqlfiles import sql_text
 from libreyolo_profile.store.ingest.timeline import compute_metrics, ingest
 from libreyolo_profile.store.schema import TABLES
-from libreyolo_profile.store.decode.trace_parse import damage_notes, parse_trace
+from libreyolo_profile.output.progress import TraceReadingProgress
+from libreyolo_profile.store.decode.parse import damage_notes, parse_trace
 from libreyolo_profile.errors import UnanalysableError
 
 TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES}
 
 
 def analyse_trace(path: Path, kind_hint: str | None = None, images_per_step: int | None = None) -> dict:
-    parsed = parse_trace(path)
+    parsed = parse_trace(path, progress=TraceReadingProgress)
     con = ingest(parsed, kind_hint)
     try:
         durations = _duration_counts(con, parsed)
@@ -36,11 +37,7 @@ def analyse_trace(path: Path, kind_hint: str | None = None, images_per_step: int
             expected = [c[0] for c in TABLES[name]]
             assert columns == expected, f"{query} columns {columns} differ from schema {expected}"
             tables[name] = {"columns": columns, "rows": [list(r) for r in cursor.fetchall()]}
-        cursor = con.execute("""
-            SELECT device, busy_ns / 1e6 AS busy_ms, kernel_ns / 1e6 AS kernel_ms, kernels,
-                   100.0 * busy_ns / (SELECT end_ns - start_ns FROM measurement_window) AS gpu_util_pct,
-                   100.0 * coalesce(tensorcore_ns, 0) / nullif(kernel_ns, 0) AS tensorcore_pct
-            FROM device_summary ORDER BY busy_ns DESC NULLS LAST, device""")
+        cursor = con.execute(sql_text("devices.sql"))
         names = [d[0] for d in cursor.description]
         device_rows = [dict(zip(names, row)) for row in cursor.fetchall()]
     finally:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import duckdb
 
 from libreyolo_profile.sqlfiles import sql_text
-from libreyolo_profile.store.decode.trace_parse import ParsedTrace
+from libreyolo_profile.store.schema import phase_vocabulary
+from libreyolo_profile.store.decode.events import ParsedTrace
 
 RULE_FILES = ("kernel_categories.sql", "tensorcore_rules.sql", "runtime_calls.sql")
 
@@ -20,7 +21,7 @@ def _spill_directory() -> str:
     files and a killed one's are swept by the next run. An in-memory database spills to ./.tmp by
     default: never into the cwd, and with no writable place at all, no spilling."""
     from libreyolo_profile.errors import ProfileError
-    from libreyolo_profile.store.disk.cache import work_dir
+    from libreyolo_profile.store.workdir import work_dir
 
     try:
         return str(work_dir("duckdb") / "spill")
@@ -34,6 +35,9 @@ def open_connection() -> duckdb.DuckDBPyConnection:
     con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
     for name in RULE_FILES:
         con.execute(sql_text(name))
+    # the phase names live once, in store/schema.py; the SQL reads them as a table
+    con.execute("CREATE OR REPLACE TEMP TABLE phase_vocabulary AS SELECT unnest($kind) AS kind, unnest($phase) AS phase, "
+                "unnest($position) AS position, unnest($compute) AS compute", phase_vocabulary())
     return con
 
 
@@ -51,6 +55,7 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, images_per_step: int | None)
     """Every scalar metric of the window, by sql/metrics.sql (the one definition)."""
     con.execute("CREATE OR REPLACE TEMP TABLE metric_inputs AS SELECT CAST($n AS BIGINT) AS images_per_step",
                 {"n": images_per_step})
+    con.execute(sql_text("kernel_shares.sql"))  # the shares of kernel time metrics.sql reads (defined once)
     cursor = con.execute(sql_text("metrics.sql"))
     names = [d[0] for d in cursor.description]
     row = cursor.fetchone()

@@ -1,0 +1,100 @@
+"""What `libreyolo profile infer` and `libreyolo profile run` were asked to measure, as typed values.
+
+cli.py builds one of these from the typer parameters; every range check happens here, when it is
+built (a bad value is a usage error, exit 2, before torch is imported). The checks that need the
+device (`--half` on the CPU, bfloat16 support) stay where the device is known (measure/infer.py).
+
+One field per CLI option, with the CLI's default, except `--report` and `--json`: they say what the
+CLI does after the measurement (write report.html, print the summary), which is none of measure's
+business. tests/test_measure_units.py keeps the fields and defaults in step with the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from libreyolo_profile.errors import UsageError
+
+AMP_DTYPES = ("float16", "bfloat16")
+AUTO_BATCH = -1  # `run --batch -1`: pick the batch from the device's memory
+
+
+def check_at_least(name: str, value: int, minimum: int = 1) -> None:
+    if value < minimum:
+        raise UsageError(f"--{name} {value}: must be ≥ {minimum}")
+
+
+def check_fraction(name: str, value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise UsageError(f"--{name} {value}: must be within [0, 1]")
+
+
+@dataclass(frozen=True)
+class InferOptions:
+    source: str | None = None
+    weights: str = "LibreYOLO9t.pt"
+    size: str = "t"
+    batch: int = 1
+    imgsz: int = 640
+    half: bool = False
+    amp_dtype: str = "float16"
+    warmup: int = 20
+    runs: int = 100
+    repeat: int = 1
+    conf: float = 0.25
+    iou: float = 0.45
+    max_det: int = 300
+    device: str = "0"
+    trace: bool = True
+    project: Path = Path("runs/profile")
+    overhead: bool = True
+    exist_ok: bool = False
+
+    def __post_init__(self) -> None:
+        check_at_least("batch", self.batch)
+        check_at_least("runs", self.runs)
+        check_at_least("warmup", self.warmup, 0)
+        check_at_least("repeat", self.repeat)
+        check_at_least("max-det", self.max_det)
+        check_at_least("imgsz", self.imgsz)
+        if self.amp_dtype not in AMP_DTYPES:
+            raise UsageError(f"--amp-dtype {self.amp_dtype}: expected float16 or bfloat16")
+        check_fraction("conf", self.conf)
+        check_fraction("iou", self.iou)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    data: str
+    weights: str = "LibreYOLO9t.pt"
+    size: str = "t"
+    batch: int = 16
+    imgsz: int = 640
+    workers: int = 8
+    amp: bool = True
+    steps: int = 20
+    warmup: int = 5
+    repeat: int = 1
+    device: str = "0"
+    project: Path = Path("runs/profile")
+    overhead: bool = True
+    exist_ok: bool = False
+
+    def __post_init__(self) -> None:
+        if self.batch != AUTO_BATCH:
+            check_at_least("batch", self.batch)
+        check_at_least("steps", self.steps)
+        check_at_least("warmup", self.warmup, 0)
+        check_at_least("repeat", self.repeat)
+        check_at_least("workers", self.workers, 0)
+        check_at_least("imgsz", self.imgsz)
+
+    @property
+    def auto_batch(self) -> bool:
+        return self.batch == AUTO_BATCH
+
+    @property
+    def steps_per_trial(self) -> int:
+        """Batches one trial takes from a single pass over the dataset: warmup, then the window."""
+        return self.warmup + self.steps

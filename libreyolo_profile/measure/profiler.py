@@ -1,0 +1,124 @@
+"""The profiler as both writers configure it, Kineto's stderr chatter filtered, and what the
+window measures beside the trace: allocator peaks on CUDA, the process's peak RSS on the CPU."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+# Profiler settings, chosen for low distortion: no shapes, stacks, modules or FLOP counting
+# (each adds per-op host cost; the CPU forward dispatches ~5,000 aten ops per call).
+PROFILER_OPTIONS = {"record_shapes": False, "with_stack": False, "with_modules": False, "with_flops": False}
+
+
+def profiler_settings(device) -> dict:
+    """How the profiler was configured, as the profile records it (settings.profiler)."""
+    return dict(PROFILER_OPTIONS, activities=["cpu"] + (["cuda"] if device.type == "cuda" else []))
+
+
+def make_profiler(device, profile_memory: bool = False):
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    return profile(activities=activities, profile_memory=profile_memory, **PROFILER_OPTIONS)
+
+
+def export_trace(prof, path: Path) -> Path:
+    with kineto_quiet():
+        prof.export_chrome_trace(str(path))
+    return path
+
+
+# Kineto (C++) writes status lines straight to fd 2 at profiler start/stop, whatever
+# KINETO_LOG_LEVEL says, and on a CUDA build without a GPU an "ERROR … gpuGetDeviceCount failed"
+# line. These are dropped; any other line Kineto writes is passed through.
+_KINETO_NOISE = re.compile(r"^(USDT|STAGE|INFO):\d{4}-\d\d-\d\d |^ERROR:\d{4}-\d\d-\d\d .*gpuGetDeviceCount failed")
+
+
+@contextlib.contextmanager
+def kineto_quiet() -> Iterator[None]:
+    """Capture fd 2 around a profiler start/stop/export call and drop Kineto's routine lines."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except OSError:  # no usable fd 2: nothing to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            kept = [line for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True)
+                    if not _KINETO_NOISE.match(line)]
+            if kept:
+                sys.stderr.write("".join(kept))
+                sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def profiling(prof) -> Iterator:
+    """`with prof:` with Kineto's start/stop chatter filtered from stderr."""
+    with kineto_quiet():
+        prof.start()
+    try:
+        yield prof
+    finally:
+        with kineto_quiet():
+            prof.stop()
+
+
+def cuda_memory_reset(device) -> int | None:
+    """Reset the allocator peaks at a trial's start; returns the alloc-retry count to diff."""
+    import torch
+
+    if device.type != "cuda":
+        return None
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    return int(torch.cuda.memory_stats(device).get("num_alloc_retries", 0))
+
+
+def cuda_memory_capture(device, retries_before: int | None) -> dict:
+    import torch
+
+    if device.type != "cuda":
+        return {}
+    stats = torch.cuda.memory_stats(device)
+    peak = torch.cuda.max_memory_allocated(device) / 2**20
+    return {
+        "peak_vram_mb": round(peak, 2),
+        "peak_mem_mb": round(peak, 2),
+        "peak_reserved_mb": round(torch.cuda.max_memory_reserved(device) / 2**20, 2),
+        "device_total_mb": round(torch.cuda.get_device_properties(device).total_memory / 2**20, 2),
+        "num_alloc_retries": int(stats.get("num_alloc_retries", 0)) - int(retries_before or 0),
+    }
+
+
+def peak_rss_mb() -> float | None:
+    """Peak resident set size of this process so far (Linux reports KiB), for CPU profiles."""
+    with contextlib.suppress(Exception):
+        import resource
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return round(rss / 1024 if sys.platform != "darwin" else rss / 2**20, 1)
+    return None
+
+
+def sync(device) -> None:
+    if device.type == "cuda":
+        import torch
+
+        torch.cuda.synchronize(device)

@@ -1,0 +1,141 @@
+"""The columns of the cross-run `profiles` view (SPEC §9), and the one row a profile document
+gives it. docs/SCHEMA.md documents every column (tests/test_schema_docs.py keeps the two in step);
+sql/cross_run_views.sql builds the views from them (store/crossrun/views.py).
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile
+
+# The identity every row of kernels/ops/phases/steps carries (sql/cross_run_views.sql lists the same).
+IDENTITY_COLUMNS: list[tuple[str, str, str, str]] = [
+    ("profile_id", "INTEGER", "", "key of the profile within this query or database (join to `profiles`)"),
+    ("profile", "VARCHAR", "", "the profile directory, as found under the roots"),
+    ("kind", "VARCHAR", "", "train (`run`) or infer (`infer`)"),
+    ("created", "TIMESTAMPTZ", "UTC", "when the profile was written"),
+    ("device_type", "VARCHAR", "", "gpu or cpu"),
+    ("device_name", "VARCHAR", "", "name of the profiled device (GPU model, or CPU)"),
+    ("model_family", "VARCHAR", "", "model family, e.g. LibreYOLO9 (NULL for a foreign trace)"),
+    ("model_size", "VARCHAR", "", "model size variant, e.g. t"),
+    ("batch", "BIGINT", "count", "images per step or call (the --batch setting)"),
+    ("imgsz", "BIGINT", "px", "input image size (the --imgsz setting)"),
+]
+
+# The `profiles` view: identity, provenance and key settings, then one column per metric in METRICS.
+PROFILE_COLUMNS: list[tuple[str, str, str, str]] = IDENTITY_COLUMNS + [
+    ("profile_json", "VARCHAR", "", "the profile file that was read"),
+    ("sidecar_dir", "VARCHAR", "", "directory of the parquet files read: the profile directory, or a cache "
+                                   "directory when they were missing, stale or converted"),
+    ("generation", "VARCHAR", "", "unique id of this profile write (stable across queries; sidecars carry it)"),
+    ("schema_version", "INTEGER", "", "profile.json layout version"),
+    ("tables_version", "INTEGER", "", "sidecar table layout version"),
+    ("kind_inferred", "BOOLEAN", "", "true when the kind was inferred from a foreign trace"),
+    ("producer", "VARCHAR", "", "program and version that wrote the profile"),
+    ("source_type", "VARCHAR", "", "measured (run/infer), trace (a foreign trace) or libreyolo-builtin (converted)"),
+    ("source_path", "VARCHAR", "", "the trace or built-in profile it came from (NULL when measured)"),
+    ("device", "VARCHAR", "", "the --device setting as given (0, cuda:1, cpu)"),
+    ("half", "BOOLEAN", "", "the --half setting (infer)"),
+    ("amp", "BOOLEAN", "", "the --amp setting (train)"),
+    ("workers", "BIGINT", "count", "the --workers setting (train)"),
+    ("warmup", "BIGINT", "count", "warmup steps or calls before the window"),
+    ("repeat", "BIGINT", "count", "trials measured (--repeat)"),
+    ("model_weights", "VARCHAR", "", "weights file or name"),
+    ("weights_source", "VARCHAR", "", "where the weights came from (random-init is marked)"),
+    ("parameter_count", "BIGINT", "count", "model parameters"),
+    ("torch_version", "VARCHAR", "", "torch version of the measurement"),
+    ("libreyolo_version", "VARCHAR", "", "libreyolo version of the measurement"),
+    ("command", "VARCHAR", "", "the exact command that measured it (NULL for a foreign input)"),
+    ("next_step", "VARCHAR", "", "the verdict's suggested next step"),
+    ("marks", "VARCHAR[]", "", "names of the profile's marks (cpu_profile, tiny_window, thrashing …)"),
+]
+
+
+def metric_columns() -> list[tuple[str, str, str, str]]:
+    def sql_type(name: str) -> str:
+        return "BOOLEAN" if name == "thrashing" else "VARCHAR" if name in ("bound", "bound_reason") else "DOUBLE"
+
+    return [(name, sql_type(name), unit, meaning) for name, (unit, _, _, meaning) in METRICS.items()]
+
+
+def profiles_columns() -> list[tuple[str, str, str, str]]:
+    """Every column of the `profiles` view, in order: (name, type, unit, meaning)."""
+    return PROFILE_COLUMNS + metric_columns()
+
+
+def _int(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _bool(value):
+    return value if isinstance(value, bool) else None
+
+
+def _text(value):
+    return None if value is None else str(value)
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def profile_row(doc: dict) -> dict:
+    """The `profiles` columns that come from the profile document (its tables are not needed)."""
+    settings = doc.get("settings") or {}
+    env = doc.get("environment") or {}
+    model = doc.get("model") or {}
+    source = doc.get("source") or {}
+    metrics = doc.get("metrics") or {}
+    devices = doc.get("devices") or []
+    verdict = doc.get("verdict") or {}
+    command = doc.get("command")
+    device_name = env.get("device_name") or (devices[0].get("name") if devices and isinstance(devices[0], dict) else None)
+    if device_name is None and is_cpu_profile(doc):
+        device_name = env.get("cpu") or "CPU"
+    row = {
+        "kind": doc.get("kind"),
+        "created": doc.get("created"),
+        "device_type": doc.get("device_type"),
+        "device_name": _text(device_name),
+        "model_family": _text(model.get("family")),
+        "model_size": _text(model.get("size")),
+        "batch": _int(settings.get("batch")),
+        "imgsz": _int(settings.get("imgsz")),
+        "generation": _text(doc.get("generation")),
+        "schema_version": _int(doc.get("schema_version")),
+        "tables_version": _int(doc.get("tables_version")),
+        "kind_inferred": _bool(doc.get("kind_inferred")),
+        "producer": _text(doc.get("producer")),
+        "source_type": _text(source.get("type")),
+        "source_path": _text(source.get("path")),
+        "device": _text(settings.get("device")),
+        "half": _bool(settings.get("half")),
+        "amp": _bool(settings.get("amp")),
+        "workers": _int(settings.get("workers")),
+        "warmup": _int(settings.get("warmup")),
+        "repeat": _int(settings.get("repeat")) or len(doc.get("trials") or []) or None,
+        "model_weights": _text(model.get("weights")),
+        "weights_source": _text(model.get("weights_source")),
+        "parameter_count": _int(model.get("parameter_count")),
+        "torch_version": _text(env.get("torch")),
+        "libreyolo_version": _text(env.get("libreyolo")),
+        "command": shlex.join(str(c) for c in command) if isinstance(command, list) else _text(command),
+        "next_step": _text(verdict.get("next_step")),
+        "marks": sorted((doc.get("marks") or {}).keys()),
+    }
+    for name, sql_type, _, _ in metric_columns():
+        value = metrics.get(name)
+        row[name] = (_bool(value) if sql_type == "BOOLEAN" else _text(value) if sql_type == "VARCHAR"
+                     else _number(value))
+    return row

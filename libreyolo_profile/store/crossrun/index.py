@@ -1,0 +1,227 @@
+"""The catalogue of profiles under some roots: each one's document head, the directory of parquet
+sidecars that match it, and its `profiles` row (store/crossrun/columns.py).
+
+A profile is a directory holding profile.json (ours, or one written by LibreYOLO's built-in
+profiler, which is converted on the fly). Its sidecars are used in place when their footers carry the
+generation of its profile.json; sidecars that are missing or were written for another profile.json
+are rebuilt into the cache (loader.sidecar_dir), never beside the input. Profiles already checked are
+remembered in a small verified index in the cache, keyed by their files' identity, so a later query
+reads neither their profile.json nor a parquet footer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from libreyolo_profile.errors import ProfileError, UsageError
+from libreyolo_profile.store.crossrun.columns import profile_row
+from libreyolo_profile.store.crossrun.discover import discover, read_regular, skip_note
+from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, GENERATION_KEY, PROFILE_FILE, PROFILE_SCHEMA,
+                                            REPEAT_SCHEMA, SCHEMA_VERSION, TABLES)
+
+_VERIFIED_VERSION = 1  # bump when profile_row changes what a cached row holds
+
+
+@dataclass
+class Found:
+    display: str  # the profile directory as found under the roots
+    json_path: Path  # the file read
+    doc: dict | None  # the document without its tables (None when its row came from the cache)
+    sidecars: Path | None = None  # directory whose parquet files belong to doc
+    row: dict | None = None  # its `profiles` columns that come from the document (columns.profile_row)
+
+
+def _head_decoder():
+    """A msgspec decoder for profile.json that skips the embedded tables (most of the bytes)."""
+    from typing import Any
+
+    import msgspec
+
+    fields = ["schema", "schema_version", "tables_version", "generation", "kind", "kind_inferred", "device_type",
+              "created", "producer", "source", "command", "settings", "environment", "model", "window",
+              "devices", "metrics", "verdict", "marks", "repeat", "trials"]
+    head = msgspec.defstruct("ProfileHead", [(f, Any, None) for f in fields])
+    return msgspec.json.Decoder(head), fields
+
+
+def _read_heads(found: list[tuple[str, Path]]) -> list[Found]:
+    import msgspec
+
+    decoder, fields = _head_decoder()
+    out = []
+    for display, path in found:
+        try:
+            head = decoder.decode(read_regular(path))
+        except (OSError, msgspec.DecodeError) as exc:
+            skip_note(f"skipped {path}: {exc}")
+            continue
+        doc = {f: getattr(head, f) for f in fields}
+        out.append(Found(display, path, doc))
+    return out
+
+
+def _full_load(item: Found) -> Found | None:
+    """The slow path: the loader reads (or converts) the whole file and finds or rebuilds its sidecars."""
+    from libreyolo_profile.store.disk.loader import load_document, sidecar_dir
+
+    try:
+        loaded = load_document(item.json_path)
+        directory = sidecar_dir(loaded)
+    except ProfileError as exc:
+        skip_note(f"skipped {item.json_path}: {exc.message}")
+        return None
+    doc = {k: v for k, v in loaded.doc.items() if k != "tables"}
+    found = Found(item.display, item.json_path, doc, directory)
+    found.row = profile_row(found.doc)
+    return found
+
+
+def _generations(con, files: list[str]) -> dict[str, str]:
+    """The generation recorded in each parquet file's footer, read in one pass."""
+    import duckdb
+
+    if not files:
+        return {}
+    try:
+        return dict(con.execute("SELECT file_name, decode(value) FROM parquet_kv_metadata($files) "
+                                "WHERE decode(key) = $key", {"files": files, "key": GENERATION_KEY}).fetchall())
+    except duckdb.Error:
+        if len(files) == 1:
+            return {}  # unreadable: its profile's sidecars are rebuilt
+        out = {}
+        for file in files:  # one bad file fails the batch: find it, keep the rest
+            out.update(_generations(con, [file]))
+        return out
+
+
+def _signature(path: Path) -> list[int] | None:
+    """(mtime, size, inode) of a regular file; None when absent or not a regular file (a FIFO sidecar must
+    not be opened to check its footer: its profile takes the slow path, which rebuilds it in the cache)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino] if stat.S_ISREG(st.st_mode) else None
+
+
+class _Verified:
+    """Profiles whose sidecars were already checked against their profile.json, with their `profiles` row,
+    keyed by the five files' identity (mtime, size, inode): a later query reads neither their profile.json
+    nor a parquet footer before running. One cache file per set of roots."""
+
+    def __init__(self, roots: list[Path]):
+        from libreyolo_profile.store.disk.cache import bytes_key
+        from libreyolo_profile.store.workdir import cache_root
+
+        key = bytes_key("\0".join(sorted(os.path.realpath(r) for r in roots)).encode())
+        self.path = cache_root() / "cross_run" / f"{key}.json"
+        try:
+            import msgspec
+
+            self.entries: dict = msgspec.json.decode(self.path.read_bytes())
+            if not isinstance(self.entries, dict) or self.entries.get("version") != _VERIFIED_VERSION:
+                self.entries = {}
+        except Exception:  # absent or damaged: everything is checked again
+            self.entries = {}
+        self.entries = self.entries.get("profiles", {})
+        self.fresh: dict = {}
+
+    @staticmethod
+    def signatures(json_path: Path) -> list | None:
+        signatures = [_signature(json_path)] + [_signature(json_path.parent / f"{t}.parquet") for t in TABLES]
+        return None if None in signatures else signatures
+
+    def row(self, json_path: Path, signatures: list | None) -> dict | None:
+        entry = self.entries.get(str(json_path))
+        return entry[1] if signatures is not None and entry and entry[0] == signatures else None
+
+    def remember(self, json_path: Path, signatures: list, row: dict) -> None:
+        self.fresh[str(json_path)] = [signatures, row]
+
+    def save(self) -> None:
+        if self.fresh == self.entries:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # a fresh name opened exclusively: a planted symlink or a concurrent query is never written through
+            fd, staged = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump({"version": _VERIFIED_VERSION, "profiles": self.fresh}, handle)
+                os.replace(staged, self.path)
+            except BaseException:
+                os.unlink(staged)
+                raise
+        except OSError:
+            pass  # a read-only cache only costs the next query a re-check
+
+
+def _ours(item: Found) -> bool:
+    schema, version = item.doc.get("schema"), item.doc.get("schema_version")
+    if schema in (PROFILE_SCHEMA, REPEAT_SCHEMA) and isinstance(version, int) and version <= SCHEMA_VERSION:
+        return True
+    if schema in (PROFILE_SCHEMA, REPEAT_SCHEMA):
+        skip_note(f"skipped {item.json_path}: written with profile schema v{version}; this libreyolo-profile reads "
+              f"up to v{SCHEMA_VERSION}")
+    elif schema != BUILTIN_SCHEMA:
+        skip_note(f"skipped {item.json_path}: not a profile (schema {schema!r})")
+    return False
+
+
+def collect(roots: list[Path]) -> list[Found]:
+    """Every readable profile under the roots, with the directory of sidecars that match it and its row."""
+    import duckdb
+
+    verified = _Verified(roots)
+    result, unread = [], []
+    named_files, signatures = [], {}
+    for display, path in discover(roots):
+        if path.name != PROFILE_FILE:  # a file named as a root: anything a reader accepts (trace, repeat file …)
+            named_files.append(Found(display, path, None))
+            continue
+        signatures[path] = _Verified.signatures(path)  # before reading: a later rewrite is a new signature
+        row = verified.row(path, signatures[path])
+        if row is not None:
+            verified.remember(path, signatures[path], row)
+            result.append(Found(display, path, None, path.parent, row))
+        else:
+            unread.append((display, path))
+    heads = _read_heads(unread)
+    ours = [item for item in heads if _ours(item)]
+    others = [item for item in heads if item.doc.get("schema") == BUILTIN_SCHEMA]
+    checkable = [item for item in ours if signatures[item.json_path] is not None]
+    con = duckdb.connect(":memory:")
+    try:
+        generations = _generations(con, [str(i.json_path.parent / f"{t}.parquet") for i in checkable for t in TABLES])
+    finally:
+        con.close()
+    for item in ours:
+        directory = item.json_path.parent
+        generation = item.doc.get("generation")
+        if generation and signatures[item.json_path] is not None and all(
+                generations.get(str(directory / f"{t}.parquet")) == generation for t in TABLES):
+            item.sidecars, item.row = directory, profile_row(item.doc)
+            verified.remember(item.json_path, signatures[item.json_path], item.row)
+            result.append(item)
+        else:
+            loaded = _full_load(item)  # sidecars missing or written for another profile.json
+            if loaded is not None:
+                result.append(loaded)
+    for item in others + named_files:
+        loaded = _full_load(item)
+        if loaded is not None:
+            result.append(loaded)
+    verified.save()
+    return sorted(result, key=lambda f: (f.display, str(f.json_path)))
+
+
+def require_profiles(found: list[Found], roots: list[Path]) -> None:
+    if not found:
+        raise UsageError(f"no profile under {', '.join(str(r) for r in roots)} "
+                         f"(a profile directory holds {PROFILE_FILE}; make one with `libreyolo profile infer` "
+                         f"or `libreyolo profile import`)")

@@ -1,0 +1,120 @@
+"""Every mark a profile can carry: its name and the sentence it says. One home, so a reader, a test or
+the docs find every mark here, and the same condition always says the same words.
+
+A mark is a caveat on the whole profile, stored in profile.json's `marks` as {name: sentence}.
+Plain Python, no imports: the loader reads DAMAGE_MARK on every cached read.
+"""
+
+from __future__ import annotations
+
+# -- marks of any profile (store/document/assemble.py) ------------------------------------------------
+
+DAMAGE_MARK = "trace_damaged"  # what reading the trace repaired, left out or recovered; repeated on every read
+DURATIONS_MARK = "durations_unusable"
+CPU_PROFILE = "cpu_profile"
+TINY_WINDOW = "tiny_window"
+THRASHING = "thrashing"
+KIND_INFERRED = "kind_inferred"
+PHASES_INFERRED = "phases_inferred"
+WINDOW_FALLBACK = "window_fallback"
+
+# -- marks a measurement adds (measure/) -----------------------------------------------------------------
+
+RANDOM_WEIGHTS = "random_weights"
+AMP_INACTIVE = "amp_inactive"
+
+# -- marks of a profile converted from LibreYOLO's built-in profiler (store/document/builtin.py) ---------
+
+IMPORTED_BUILTIN = "imported_builtin"
+OPS_TOTAL_ONLY = "ops_total_only"
+BUILTIN_NAMES_CUT = "builtin_names_cut"
+BUILTIN_LATENCY_SUBSET = "builtin_latency_subset"
+BUILTIN_GPU_DEFINITIONS = "builtin_gpu_definitions"
+BUILTIN_MEMORY_PRESSURE = "builtin_memory_pressure"
+
+
+def trace_damaged(notes: list[str]) -> str:
+    return "the trace was damaged: " + "; ".join(notes)
+
+
+def durations_unusable(total: int) -> str:
+    return (f"none of the trace's {total:,} duration events has a usable duration (each is negative, NaN, zero or "
+            "missing): step times, utilization and shares cannot be computed")
+
+
+def cpu_profile() -> str:
+    return "CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not apply; see `ops` for where the time goes"
+
+
+def is_tiny_window(steps: int, wall_ms: float, thresholds: dict) -> bool:
+    return steps < thresholds["tiny_steps"] or wall_ms < thresholds["tiny_window_ms"]
+
+
+def tiny_window(steps: int, wall_ms: float, thresholds: dict) -> str:
+    return (f"tiny window: {steps} measured steps over {wall_ms:.1f} ms (fewer than {thresholds['tiny_steps']} steps "
+            f"or under {thresholds['tiny_window_ms']:.0f} ms): figures are noisy")
+
+
+def thrashing(evidence: str) -> str:
+    return f"device memory was thrashing ({evidence}): utilization and throughput cannot be trusted"
+
+
+def kind_inferred(kind: str) -> str:
+    return f"kind inferred as {kind}: the trace " + ("holds autograd backward work" if kind == "train"
+                                                    else "holds no backward work")
+
+
+def phases_inferred() -> str:
+    return ("phases inferred from PyTorch's own marks (DataLoader, Optimizer, autograd, host-to-device copies); "
+            "the rest of each step counts as forward")
+
+
+def window_fallback(source) -> str:
+    return f"window: {source}"
+
+
+def random_weights(why: str, size: str, seed: int) -> str:
+    """A measurement that found no weights file and ran randomly initialized weights."""
+    return (f"{why}; randomly initialized LibreYOLO9-{size} (seed {seed}): timing is representative, detections "
+            "and NMS work are not")
+
+
+def random_weights_named(weights) -> str:
+    """A built-in profile whose weights file name says the weights were random."""
+    return f"the weights file name ({weights}) says randomly initialized weights"
+
+
+def amp_inactive(device_type: str) -> str:
+    return f"AMP requested (--amp) but LibreYOLO's AMP path is CUDA-only; this {device_type.upper()} run is fp32"
+
+
+def imported_builtin() -> str:
+    return ("imported from LibreYOLO's built-in profiler (schema libreyolo.profile.analysis/v1): step time, "
+            "throughput, latency, stage and phase times are its measurements; its verdict, host overhead and, on a "
+            "CPU, its kernel/launch counts are not carried over; the verdict was recomputed by our rules")
+
+
+def ops_total_only() -> str:
+    return ("op times are the built-in profiler's inclusive (total) time per op name, which double-counts nested "
+            "ops; self time cannot be recovered and is null; ops left out of its per-phase top-40 lists have phase "
+            "NULL")
+
+
+def builtin_names_cut() -> str:
+    return ("the built-in profiler cuts kernel names at 90 characters and op names at 70: entries sharing a cut "
+            "name are summed, and a cut kernel name is categorized as cut")
+
+
+def builtin_latency_subset(calls) -> str:
+    return (f"latency percentiles come from the built-in profiler's {calls} unsynchronised calls and stage means "
+            "from its separately synchronised calls (not every measured call)")
+
+
+def builtin_gpu_definitions() -> str:
+    return ("GPU utilization is the built-in profiler's summed kernel time ÷ step time (not the union of kernel "
+            "intervals), and launches per step is its kernel count")
+
+
+def builtin_memory_pressure(mallocs_per_step) -> str:
+    return (f"the built-in profiler flagged memory pressure ({mallocs_per_step} cudaMalloc/free per step); our "
+            "thrashing rule needs reserved memory, which it does not record")

@@ -1,0 +1,105 @@
+"""The metric catalogue and sql/metrics.sql stay in step: a new metric is one SQL column plus one
+METRICS line (libreyolo_profile/metric_catalog.py says so at its top), and this is the test that fails
+when only one of the two was written. Also the rules the trace alone decides, now in sql/metrics.sql:
+peak_mem_mb per device type and the CPU profile whose overhead cannot be told from work.
+
+The traces are tiny synthetic Kineto traces (tests/synthetic_traces.py); times in µs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from libreyolo_profile.metric_catalog import FROM_OUTSIDE_THE_TRACE, INTERNAL_COLUMNS, METRICS
+from libreyolo_profile.store.ingest.analyse import analyse_trace
+from tests.conftest import cli_json
+from tests.synthetic_traces import A100, GEMM_TENSORCORE, T0_US, annotation, kernel, op, runtime, write_trace
+
+MIB = 1024 * 1024
+
+
+def memory(start_us, allocated_bytes: int, device_type: int) -> dict:
+    """A Kineto `[memory]` instant: the allocator's running total after one allocation
+    (Device Type 0 = host, 1 = CUDA)."""
+    return {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
+            "ts": T0_US + start_us,
+            "args": {"Total Allocated": allocated_bytes, "Total Reserved": allocated_bytes,
+                     "Device Type": device_type, "Device Id": 0 if device_type else -1, "Bytes": 1}}
+
+
+def gpu_events() -> list[dict]:
+    """One 1000 µs step, all forward: a launch at 100..110 queues a GEMM at 200..700; the device
+    allocator reaches 3 MiB at 300, then 5 MiB at 400 (its peak)."""
+    return [annotation("ProfilerStep#1", 0, 1000), op("aten::mm", 90, 30),
+            runtime("cudaLaunchKernel", 100, 10, 1), kernel(GEMM_TENSORCORE, 200, 500, 1),
+            memory(300, 3 * MIB, 1), memory(400, 5 * MIB, 1)]
+
+
+def cpu_events(with_ops: bool) -> list[dict]:
+    """Three 1000 µs CPU calls, all forward; the host allocator reaches 7 MiB in the second call.
+    With ops: one leaf op (aten::add, 100..400) in each call."""
+    events = []
+    for call in range(3):
+        start = 1000 * call
+        events.append(annotation(f"ProfilerStep#{call + 1}", start, 1000))
+        if with_ops:
+            events.append(op("aten::add", start + 100, 300))
+    events.append(memory(1500, 7 * MIB, 0))
+    return events
+
+
+def test_sql_columns_are_the_catalogue_minus_what_the_trace_cannot_know(tmp_path):
+    trace = write_trace(tmp_path / "gpu.json", gpu_events(), [A100])
+    columns = set(analyse_trace(trace)["metrics"])
+    assert INTERNAL_COLUMNS <= columns, f"INTERNAL_COLUMNS lists columns sql/metrics.sql no longer has: " \
+                                        f"{sorted(INTERNAL_COLUMNS - columns)}"
+    assert FROM_OUTSIDE_THE_TRACE <= set(METRICS) and not FROM_OUTSIDE_THE_TRACE & columns
+    missing_in_sql = set(METRICS) - FROM_OUTSIDE_THE_TRACE - columns
+    missing_in_catalogue = columns - INTERNAL_COLUMNS - set(METRICS)
+    assert not missing_in_sql, f"in METRICS but not defined by sql/metrics.sql: {sorted(missing_in_sql)}"
+    assert not missing_in_catalogue, f"defined by sql/metrics.sql but not in METRICS: {sorted(missing_in_catalogue)}"
+
+
+def test_get_answers_exactly_the_catalogue(tmp_path):
+    trace = write_trace(tmp_path / "gpu.json", gpu_events(), [A100])
+    assert set(cli_json("get", str(trace))) == set(METRICS)
+
+
+def test_peak_mem_is_the_device_peak_on_a_gpu(tmp_path):
+    trace = write_trace(tmp_path / "gpu.json", gpu_events(), [A100])
+    m = {name: entry["value"] for name, entry in cli_json("get", str(trace)).items()}
+    # the device allocator's largest total in the window: 5 MiB
+    assert m["peak_vram_mb"] == pytest.approx(5.0)
+    assert m["peak_mem_mb"] == pytest.approx(5.0)
+
+
+def test_peak_mem_is_the_host_peak_on_a_cpu(tmp_path):
+    trace = write_trace(tmp_path / "cpu.json", cpu_events(with_ops=True))
+    got = cli_json("get", str(trace))
+    # the host allocator's largest total in the window: 7 MiB; no device, so no VRAM figure
+    assert got["peak_mem_mb"]["value"] == pytest.approx(7.0)
+    assert got["peak_vram_mb"]["value"] is None
+
+
+def test_a_cpu_profile_without_ops_has_no_overhead_figures(tmp_path):
+    """No leaf op inside the steps: the whole step would read as overhead, so the four figures are
+    null, with the reason; with one leaf op per call they are measured."""
+    overhead = ("host_overhead_ms", "host_overhead_pct", "per_launch_host_us", "leaf_busy_pct")
+    bare = write_trace(tmp_path / "bare.json", cpu_events(with_ops=False))
+    for name in overhead:
+        answer = cli_json("get", str(bare), name)
+        assert answer["value"] is None
+        assert "records no framework ops inside its steps" in answer["reason"]
+    measured = cli_json("get", str(write_trace(tmp_path / "ops.json", cpu_events(with_ops=True))))
+    # per call: the leaf op runs 300 µs of the 1000 µs forward → 700 µs overhead, 30% leaf-busy
+    assert measured["host_overhead_ms"]["value"] == pytest.approx(0.7)
+    assert measured["leaf_busy_pct"]["value"] == pytest.approx(30.0)
+
+
+def test_the_document_keeps_internal_columns_out(tmp_path):
+    trace = write_trace(tmp_path / "gpu.json", gpu_events(), [A100])
+    out = tmp_path / "imported"
+    cli_json("import", str(trace), "--project", str(out))
+    doc = json.loads(next(out.rglob("profile.json")).read_text())
+    assert set(doc["metrics"]) == set(METRICS)
