@@ -36,10 +36,20 @@ def analysis_version() -> str:
     from libreyolo_profile import __version__
 
     digest = hashlib.sha256(__version__.encode())
-    for top, suffix in ((_PACKAGE / "sql", ".sql"), (_PACKAGE / "store", ".py")):
+    for top, suffix in ((sql_directory(), ".sql"), (_PACKAGE / "store", ".py")):
         for entry in _files_under(top, suffix):  # every room of the store, not only its top floor
             digest.update(entry.relative_to(top).as_posix().encode() + entry.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def sql_directory() -> Path:
+    """Where the package's SQL files really are: `libreyolo_profile.sql` is mapped onto the repository's
+    top-level sql/ (an editable install does not put it under the package directory), so ask the
+    import system rather than guess a path; a wrong guess would hash nothing and keep stale analyses."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libreyolo_profile.sql")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _files_under(top: Path, suffix: str) -> list[Path]:
