@@ -24,6 +24,10 @@ INSERT INTO kernel_category_rules VALUES
     (40, 'norm',          '(batch_?norm|layer_?norm|group_?norm|instance_?norm|rms_?norm|bn_fw|bn_bw|welford|cudnn::bn_|normalization)'),
     (50, 'layout',        '(nchwtonhwc|nhwctonchw|transpose|permute|catarray|cat_?kernel|direct_copy|copy_?kernel|_copy|copy_|im2col|col2im|vol2col|reflection_?pad|replication_?pad|constant_?pad|pad_?kernel|converttensor|unfold|index_?select|indexselect|index_?put|gather_?kernel|scatter_?kernel|scatter_gather)'),
     (60, 'gemm',          '(gemm|gemv|conv|cutlass|xmma|nvjet|wgmma|gmma|hmma|h884|s884|h1688|s1688|i8816|16816|161616|fprop|dgrad|wgrad|winograd|fft|implicit_?convolve|cask_cudnn|scudnn|cudnn|cublas|cijk_|fmha|flash|attention|bmm|matmul|dot_?kernel|splitkreduce)'),
+    -- matrix kernels whose names say neither gemm nor attention (the Tensor Core rules name them too,
+    -- sql/tensorcore_rules.sql): TensorRT-LLM's XQA decode attention `kernel_mha`, AMD matrix-core
+    -- tokens (MFMA, composable_kernel XDL) and Blackwell tcgen05 kernels
+    (62, 'gemm',          '((^|[^a-z0-9_])kernel_mha([^a-z0-9_]|$)|mfma|xdl|tcgen05)'),
     (70, 'reduce',        '(reduce|pool|softmax|argmax|argmin|cross_?entropy|nll_?loss|cumsum|cumprod|_sum_|_mean_|norm_?kernel)'),
     (80, 'elementwise',   '(elementwise|vectorized|unrolled|pointwise|functor|activation|relu|silu|sigmoid|gelu|tanh|_add|_mul|_div|fill|where|clamp|dropout|threshold|distribution|triton_poi|triton_)');
 
