@@ -240,6 +240,11 @@ SELECT ts, mem_allocated, mem_reserved, mem_device_type FROM ev WHERE kind = 'me
 CREATE OR REPLACE TEMP TABLE ingest_stats AS
 SELECT count(*) FILTER (WHERE negative_duration) AS negative_duration_events FROM ev;
 
+-- host_annotations: the host's named ranges (user annotations), on every thread: sql/blame.sql reads
+-- the collectives some backends record only as annotations (gloo:all_reduce on its own thread).
+CREATE OR REPLACE TEMP TABLE host_annotations AS
+SELECT pid, tid, ts, dur, name FROM ev WHERE kind = 'annotation';
+
 -- The placed_* tables now hold everything below; on a large trace these copies are most of the
 -- memory, so they go before the metrics run.
 DROP TABLE op_depth;

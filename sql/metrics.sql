@@ -13,6 +13,12 @@
 -- busy_pct: a device's busy time as a share of the window, % (gpu_util_pct, per device and headline).
 CREATE OR REPLACE TEMP MACRO busy_pct(busy_ns, window_ns) AS 100.0 * busy_ns / window_ns;
 
+-- blame_pct: one cause's share of the measured steps' wall time, % (sql/blame.sql, run first, defines the
+-- causes; a cause with no row holds 0 ms).
+CREATE OR REPLACE TEMP MACRO blame_pct(blamed_cause) AS
+    100.0 * coalesce((SELECT sum(ns) FROM blame_rows WHERE cause = blamed_cause), 0)
+          / nullif((SELECT sum(end_ns - start_ns) FROM blame_windows), 0);
+
 -- busy_islands: per device, the union of kernel intervals inside the window (memcpy/memset are not
 -- kernels here), as disjoint islands. Kernels queued before the capture count here, in no step.
 CREATE OR REPLACE TEMP TABLE busy_islands AS
@@ -217,6 +223,26 @@ SELECT
     (SELECT count(*) FROM placed_runtime WHERE role IN ('malloc', 'free') AND step IS NOT NULL) AS device_malloc_calls,
     -- mean host wall of one step on the launching thread, ms
     steps.host_ns / 1e6 AS step_host_ms,
+    -- per-step blame (sql/blame.sql): each cause's share of the measured steps' wall time, %; GPU causes
+    CASE WHEN base.has_device THEN blame_pct('gemm_conv') END AS blame_gemm_conv_pct,
+    CASE WHEN base.has_device THEN blame_pct('attention') END AS blame_attention_pct,
+    CASE WHEN base.has_device THEN blame_pct('memory_bound') END AS blame_memory_bound_pct,
+    CASE WHEN base.has_device THEN blame_pct('device_other') END AS blame_device_other_pct,
+    CASE WHEN base.has_device THEN blame_pct('communication') END AS blame_communication_pct,
+    CASE WHEN base.has_device THEN blame_pct('memcpy_memset') END AS blame_memcpy_memset_pct,
+    CASE WHEN base.has_device THEN blame_pct('sync_bubble') END AS blame_sync_bubble_pct,
+    CASE WHEN base.has_device THEN blame_pct('module_loading') END AS blame_module_loading_pct,
+    CASE WHEN base.has_device THEN blame_pct('allocator') END AS blame_allocator_pct,
+    CASE WHEN base.has_device THEN blame_pct('launching') END AS blame_launching_pct,
+    CASE WHEN base.has_device THEN blame_pct('cpu_work') END AS blame_cpu_work_pct,
+    -- CPU-profile causes
+    CASE WHEN NOT base.has_device THEN blame_pct('cpu_gemm_conv') END AS blame_cpu_gemm_conv_pct,
+    CASE WHEN NOT base.has_device THEN blame_pct('cpu_other_ops') END AS blame_cpu_other_ops_pct,
+    CASE WHEN NOT base.has_device THEN blame_pct('cpu_communication') END AS blame_cpu_communication_pct,
+    CASE WHEN NOT base.has_device THEN blame_pct('framework_overhead') END AS blame_framework_overhead_pct,
+    -- causes of both kinds of profile
+    blame_pct('dataload') AS blame_dataload_pct,
+    blame_pct('unexplained_idle') AS blame_unexplained_idle_pct,
     -- the busiest device's id
     busiest.device AS busiest_device,
     -- events dropped or repaired: negative durations clamped to 0

@@ -43,7 +43,7 @@ def test_import_builtin_sample_keeps_what_is_real(name, tmp_path):
     kind = "infer" if raw.get("mode") == "inference" else "train"
     assert result["kind"] == kind and result["profile"] == str(tmp_path / kind / "profile.json")
     assert sorted(p.name for p in (tmp_path / kind).iterdir()) == sorted(
-        ["profile.json", "kernels.parquet", "ops.parquet", "phases.parquet", "steps.parquet"])
+        ["profile.json", "kernels.parquet", "ops.parquet", "phases.parquet", "steps.parquet", "blame.parquet"])
     doc = _ours(tmp_path, kind)
     m = doc["metrics"]
     assert doc["source"]["type"] == "libreyolo-builtin" and doc["device_type"] == "cpu"

@@ -8,7 +8,7 @@ Bump TABLES_VERSION when a column changes meaning or type; adding a column is co
 PROFILE_SCHEMA = "libreyolo-profile/profile"
 REPEAT_SCHEMA = "libreyolo-profile/repeat"
 SCHEMA_VERSION = 1  # profile.json / profile_repeat.json layout
-TABLES_VERSION = 1  # the sidecar tables below
+TABLES_VERSION = 2  # the sidecar tables below (2: the blame table)
 BUILTIN_SCHEMA = "libreyolo.profile.analysis/v1"  # LibreYOLO's own built-in profiler
 
 PROFILE_FILE = "profile.json"
@@ -89,5 +89,16 @@ TABLES: dict[str, list[tuple[str, str, str, str]]] = {
         ("kernels", "BIGINT", "count", "device kernels executed"),
         ("kernel_ms", "DOUBLE", "ms", "device kernel time launched by the step"),
         ("sync_ms", "DOUBLE", "ms", "host time blocked in synchronizing calls"),
+    ],
+    # sql/blame.sql: the vocabulary of causes and the priority rule where they overlap
+    "blame": [
+        ("rank", "BIGINT", "", "rank of the process that recorded the trace (NULL when not distributed)"),
+        ("step", "BIGINT", "", "measured step (or call), 1-based"),
+        ("cause", "VARCHAR", "", "what held the step's critical path (sql/blame.sql; causes with no time have no row)"),
+        ("side", "VARCHAR", "", "device: the device was busy with this work; host: the device was idle (or there is none)"),
+        ("ns", "BIGINT", "ns", "time blamed on the cause in this step; a step's rows add up to its wall time exactly"),
+        ("ms", "DOUBLE", "ms", "the same time in ms"),
+        ("share_pct", "DOUBLE", "%", "share of the step's wall time"),
+        ("step_ms", "DOUBLE", "ms", "the step's wall time: host start to the later of host end and its device work's end, never past the next step's start"),
     ],
 }

@@ -30,7 +30,8 @@ def arrow_schema(table: str, generation: str) -> pa.Schema:
 def write_sidecars(doc: dict, directory: Path) -> None:
     generation = doc["generation"]
     for table in TABLES:
-        embedded = doc["tables"][table]
+        # a profile written before a table existed (an older tables_version) gets it empty
+        embedded = doc["tables"].get(table, {"columns": [], "rows": []})
         schema = arrow_schema(table, generation)
         index = {name: i for i, name in enumerate(embedded["columns"])}
         columns = [[row[index[f.name]] if f.name in index else None for row in embedded["rows"]] for f in schema]

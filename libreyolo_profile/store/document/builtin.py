@@ -354,6 +354,7 @@ def builtin_document(path: Path) -> dict:
             "ops": {"columns": columns["ops"], "rows": ops},
             "phases": {"columns": columns["phases"], "rows": _phase_rows(raw, kind, on_cpu, steps)},
             "steps": {"columns": columns["steps"], "rows": []},
+            "blame": {"columns": columns["blame"], "rows": []},  # needs the trace's timeline, which it does not record
         },
         source={"type": SOURCE_TYPE, "path": str(Path(path).resolve()), "schema": BUILTIN_SCHEMA,
                 "trace": raw.get("trace"), "created_from": "the file's modification time",

@@ -56,6 +56,7 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, images_per_step: int | None)
     con.execute("CREATE OR REPLACE TEMP TABLE metric_inputs AS SELECT CAST($n AS BIGINT) AS images_per_step",
                 {"n": images_per_step})
     con.execute(sql_text("kernel_shares.sql"))  # the shares of kernel time metrics.sql reads (defined once)
+    con.execute(sql_text("blame.sql"))  # the per-step blame the blame_<cause>_pct metrics and the blame table read
     cursor = con.execute(sql_text("metrics.sql"))
     names = [d[0] for d in cursor.description]
     row = cursor.fetchone()

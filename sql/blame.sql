@@ -1,0 +1,197 @@
+-- blame.sql — per-step blame: every nanosecond of each step's wall time assigned to exactly one cause.
+--
+-- Answers: in each measured step, what held the critical path — which device work while the device
+-- was busy, and what the host was doing while it was idle.
+-- Binds: nothing. Reads the tables sql/ingest.sql builds (step_ranges, placed_activity, placed_runtime,
+-- placed_ops, phase_ranges, host_annotations) and launch_roles (sql/runtime_calls.sql). Creates
+-- blame_causes (the vocabulary), blame_windows (one row per step) and blame_rows (step × cause, ns), which
+-- sql/table_blame.sql and the blame_<cause>_pct metrics of sql/metrics.sql read.
+--
+-- The step: from its host start (ProfilerStep#N, or the fallback window of step_ranges) to the later
+-- of its host end and the end of the device work it launched (placed_activity.step). Hosts and
+-- devices are read on every thread and every device, so a step annotated on one thread whose work
+-- runs on another is blamed on that work.
+--
+-- GPU profile (the trace holds device work). Every instant takes the cause of the highest-priority
+-- (lowest number) interval covering it:
+--   1 gemm_conv       device busy: category gemm (sql/kernel_categories.sql), attention names excepted
+--   2 attention       device busy: category attention, or a gemm-category kernel named fmha/flash/attention/attn/sdpa
+--   3 memory_bound    device busy: elementwise, layout, norm, reduce, optimizer (memory-streaming kernels)
+--   4 device_other    device busy: nms/sort and kernels no rule names ('other')
+--   5 communication   device busy: communication (nccl/rccl collectives)
+--   6 memcpy_memset   device busy: memcpy / memset activities
+--   (device rule: compute hides the collectives and copies it overlaps: they cost the step nothing then)
+--  10 sync_bubble     device idle, host blocked: a sync-role call (cuda/hip *Synchronize, cudaMemcpy …), or
+--                     an async copy whose device side goes to pageable memory ('-> Pageable'): it blocks
+--  11 module_loading  device idle, host loading code: cu/cudaModule*/cuLibrary*/…GetFunc… calls, and a kernel
+--                     launch call of 1 ms or more that launches a kernel name's first run in the trace (lazy
+--                     module loading happens inside a kernel's first launch; an ordinary launch takes
+--                     microseconds; a later long launch is blocked on something else and counts as launching)
+--  12 allocator       device idle, host in cudaMalloc/cudaFree and their cu/hip equivalents (role malloc/free)
+--  13 dataload        device idle, inside a dataload phase range (enumerate(DataLoader), ## dataload ##)
+--  14 launching       device idle, host in a launch call (launch_roles), or in an op whose time range holds a
+--                     launch call on its own thread (the dispatch of ops that launch, their sub-ops included)
+--  15 cpu_work        device idle, host in an op that launches nothing, any other runtime call, or an
+--                     explicit ## preprocess ## / ## postprocess ## range
+--  99 unexplained_idle device idle and nothing recorded on the host (Python with no op, or no host at all)
+-- CPU profile (no device work anywhere in the trace), same rule:
+--  13 dataload        inside a dataload phase range
+--  21 cpu_gemm_conv   inside an op that executes work (op_tree.executes) named conv/mm/matmul/linear/bmm/einsum
+--  22 cpu_other_ops   inside any other op that executes work, collectives excepted
+--  23 cpu_communication inside an executing collective op (gloo, c10d, nccl, all_reduce …) or a host annotation
+--                     naming one (gloo records gloo:all_reduce as an annotation on its own thread)
+--  24 framework_overhead inside an op that does not execute work itself (dispatch, Python bindings)
+--  99 unexplained_idle nothing recorded
+-- An executing op's whole range counts as execution (its small sub-ops included: executes means it
+-- spends most of its time in itself).
+-- Zero-length intervals cover nothing. The causes of a step add up to its wall time exactly (integer ns).
+
+-- blame_causes: the vocabulary, with its priority (lower wins) and the profile it applies to.
+CREATE OR REPLACE TEMP TABLE blame_causes (
+    cause    VARCHAR,  -- the cause, as the blame table and the blame_<cause>_pct metrics name it
+    priority INTEGER,  -- lower wins where intervals of several causes overlap
+    profile  VARCHAR,  -- gpu | cpu | any: the profiles it can appear in
+    side     VARCHAR   -- device (the device was busy) | host (the device was idle, or there is none)
+);
+INSERT INTO blame_causes VALUES
+    ('gemm_conv', 1, 'gpu', 'device'), ('attention', 2, 'gpu', 'device'), ('memory_bound', 3, 'gpu', 'device'),
+    ('device_other', 4, 'gpu', 'device'), ('communication', 5, 'gpu', 'device'), ('memcpy_memset', 6, 'gpu', 'device'),
+    ('sync_bubble', 10, 'gpu', 'host'), ('module_loading', 11, 'gpu', 'host'), ('allocator', 12, 'gpu', 'host'),
+    ('dataload', 13, 'any', 'host'), ('launching', 14, 'gpu', 'host'), ('cpu_work', 15, 'gpu', 'host'),
+    ('cpu_gemm_conv', 21, 'cpu', 'host'), ('cpu_other_ops', 22, 'cpu', 'host'),
+    ('cpu_communication', 23, 'cpu', 'host'), ('framework_overhead', 24, 'cpu', 'host'),
+    ('unexplained_idle', 99, 'any', 'host');
+
+-- blame_windows: each step's wall time, host start → later of host end and its device work's end, but
+-- never past the next step's start: from there the next step owns the time (work that overlaps it is
+-- blamed there, at the moment it runs), so no nanosecond of the window is counted in two steps.
+CREATE OR REPLACE TEMP TABLE blame_windows AS
+WITH reach AS (
+    SELECT s.step, s.start_ns, greatest(s.host_end_ns, coalesce(max(a.ts + a.dur), s.host_end_ns)) AS work_end_ns
+    FROM step_ranges s LEFT JOIN placed_activity a ON a.step = s.step
+    GROUP BY s.step, s.start_ns, s.host_end_ns
+)
+SELECT step, start_ns,
+       greatest(start_ns, least(work_end_ns, coalesce(lead(start_ns) OVER (ORDER BY start_ns, step), work_end_ns))) AS end_ns
+FROM reach;
+
+-- blame_intervals: every interval that can explain time, with its cause.
+CREATE OR REPLACE TEMP TABLE blame_intervals AS
+WITH on_gpu AS (SELECT EXISTS (SELECT 1 FROM placed_activity) AS yes),
+device_work AS (
+    SELECT ts AS s, ts + dur AS e,
+           CASE WHEN kind IN ('memcpy', 'memset') THEN 'memcpy_memset'
+                WHEN category = 'communication' THEN 'communication'
+                WHEN category = 'attention'
+                  OR (category = 'gemm' AND regexp_matches(name, '(?i)(fmha|flash|attention|attn|sdpa)')) THEN 'attention'
+                WHEN category = 'gemm' THEN 'gemm_conv'
+                WHEN category IN ('elementwise', 'layout', 'norm', 'reduce', 'optimizer') THEN 'memory_bound'
+                ELSE 'device_other' END AS cause
+    FROM placed_activity
+),
+pageable_copies AS (
+    SELECT correlation FROM placed_activity
+    WHERE kind = 'memcpy' AND correlation IS NOT NULL AND regexp_matches(name, '(?i)->\s*pageable')
+),
+-- the launch of each kernel name's first run in the trace: where lazy module loading can happen
+first_launches AS (
+    SELECT arg_min(correlation, launch_ts) AS correlation FROM placed_activity
+    WHERE kind = 'kernel' AND launch_ts IS NOT NULL GROUP BY name
+),
+host_calls AS (
+    SELECT r.pid, r.tid, r.ts AS s, r.ts + r.dur AS e,
+           CASE WHEN r.role = 'sync' OR (r.role = 'memcpy_async' AND r.correlation IN (SELECT correlation FROM pageable_copies))
+                     THEN 'sync_bubble'
+                WHEN regexp_matches(r.name, '(?i)(module|culibrary|getfunc)')
+                  OR (r.role = 'kernel_launch' AND r.dur >= 1000000 AND r.correlation IN (SELECT correlation FROM first_launches))
+                     THEN 'module_loading'
+                WHEN r.role IN ('malloc', 'free') THEN 'allocator'
+                WHEN r.role IN (SELECT role FROM launch_roles) THEN 'launching'
+                ELSE 'cpu_work' END AS cause
+    FROM placed_runtime r
+),
+-- launches on each thread, numbered in time: an op holds a launch when more launches began before its end than before its start
+launch_seq AS (
+    SELECT pid, tid, ts, row_number() OVER (PARTITION BY pid, tid ORDER BY ts) AS launches_so_far
+    FROM placed_runtime WHERE role IN (SELECT role FROM launch_roles)
+),
+ops_launches AS (
+    SELECT o.event_id, o.name, o.ts, o.dur, o.executes,
+           coalesce(at_end.launches_so_far, 0) - coalesce(at_start.launches_so_far, 0) AS launches
+    FROM placed_ops o
+    ASOF LEFT JOIN launch_seq at_start ON o.pid = at_start.pid AND o.tid = at_start.tid AND o.ts > at_start.ts
+    ASOF LEFT JOIN launch_seq at_end ON o.pid = at_end.pid AND o.tid = at_end.tid AND o.ts + o.dur > at_end.ts
+),
+gpu_host_ops AS (
+    SELECT ts AS s, ts + dur AS e, CASE WHEN launches > 0 THEN 'launching' ELSE 'cpu_work' END AS cause FROM ops_launches
+),
+cpu_ops AS (
+    SELECT ts AS s, ts + dur AS e,
+           CASE WHEN NOT executes THEN 'framework_overhead'
+                WHEN regexp_matches(name, '(?i)(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|record_param_comms|alltoall)')
+                     THEN 'cpu_communication'
+                WHEN regexp_matches(name, '(?i)(conv|mm|matmul|linear|einsum)') THEN 'cpu_gemm_conv'
+                ELSE 'cpu_other_ops' END AS cause
+    FROM ops_launches
+),
+-- collectives recorded only as host annotations (gloo:all_reduce on the process group's thread)
+cpu_collectives AS (
+    SELECT ts AS s, ts + dur AS e, 'cpu_communication' AS cause FROM host_annotations
+    WHERE regexp_matches(name, '(?i)(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|record_param_comms|alltoall)')
+),
+host_phases AS (
+    SELECT start_ns AS s, end_ns AS e, CASE WHEN phase = 'dataload' THEN 'dataload' ELSE 'cpu_work' END AS cause
+    FROM phase_ranges WHERE phase IN ('dataload', 'preprocess', 'postprocess')
+),
+all_intervals AS (
+    SELECT s, e, cause FROM device_work WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, cause FROM host_calls WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, cause FROM gpu_host_ops WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, cause FROM cpu_ops WHERE NOT (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, cause FROM cpu_collectives WHERE NOT (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, cause FROM host_phases WHERE (SELECT yes FROM on_gpu) OR cause = 'dataload'
+)
+SELECT i.s, i.e, c.priority FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
+
+-- blame_rows: cut each step at every interval boundary inside it; each piece takes the highest-priority
+-- cause covering it. Per priority the intervals are first merged into disjoint islands, so one ASOF
+-- lookup (the last island starting at or before the piece) tells whether that priority covers the piece.
+CREATE OR REPLACE TEMP TABLE blame_rows AS
+WITH clipped AS (
+    SELECT w.step, i.priority, greatest(i.s, w.start_ns) AS s, least(i.e, w.end_ns) AS e
+    FROM blame_intervals i JOIN blame_windows w ON i.s < w.end_ns AND i.e > w.start_ns
+),
+reach AS (
+    SELECT *, max(e) OVER (PARTITION BY step, priority ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
+    FROM clipped
+),
+numbered AS (
+    SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY step, priority ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+    FROM reach
+),
+islands AS (SELECT step, priority, min(s) AS s, max(e) AS e FROM numbered GROUP BY step, priority, island),
+bounds AS (
+    SELECT step, s AS t FROM islands UNION SELECT step, e FROM islands
+    UNION SELECT step, start_ns FROM blame_windows UNION SELECT step, end_ns FROM blame_windows
+),
+pieces AS (
+    SELECT step, t AS s, lead(t) OVER (PARTITION BY step ORDER BY t) AS e FROM bounds
+    QUALIFY e IS NOT NULL
+),
+candidates AS (
+    SELECT p.step, p.s, p.e, c.priority
+    FROM pieces p, (SELECT DISTINCT priority FROM islands) c
+),
+covered AS (
+    SELECT c.step, c.s, c.e, c.priority, i.e AS island_end
+    FROM candidates c ASOF LEFT JOIN islands i ON c.step = i.step AND c.priority = i.priority AND c.s >= i.s
+),
+winners AS (
+    SELECT p.step, p.s, p.e, coalesce(min(c.priority) FILTER (WHERE c.island_end >= p.e), 99) AS priority
+    FROM pieces p LEFT JOIN covered c ON c.step = p.step AND c.s = p.s
+    GROUP BY p.step, p.s, p.e
+)
+SELECT w.step, c.cause, c.side, sum(w.e - w.s) AS ns
+FROM winners w JOIN blame_causes c USING (priority)
+GROUP BY w.step, c.cause, c.side;
