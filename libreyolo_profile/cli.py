@@ -23,6 +23,21 @@ from libreyolo_profile.output.textsafe import write_error
 # unreadable path) are not click.ClickException and must still exit 2
 _TYPER_CLICK_ERROR = getattr(getattr(typer, "_click", None), "ClickException", click.ClickException)
 
+
+def _flags_show_no_type(option_class) -> None:
+    """typer's rich help prints a type beside every option, flags too (`--json <bool>`), which invites
+    `--json true`, an error: a flag takes no value, so its help shows none."""
+    display_type = option_class.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) else display_type(self, ctx)
+
+    option_class.display_type_rich = display_type_rich
+
+
+# typer has no setting for it: its rich help asks every option for a type to print
+_flags_show_no_type(typer.core.TyperOption)
+
 app = typer.Typer(
     add_completion=False,
     invoke_without_command=True,
@@ -255,7 +270,7 @@ def what_if_cmd(
 
 @app.command("query")
 def query_cmd(
-    sql: str = typer.Argument(..., help="SQL over the views profiles, kernels, ops, phases, steps"),
+    sql: str = typer.Argument(..., help="SQL over the views profiles, kernels, ops, phases, steps, blame"),
     roots: Optional[list[Path]] = typer.Argument(None, help="directories searched for profiles (default runs/profile)"),
     timeout: float = typer.Option(60.0, "--timeout", help="seconds the query may run; past them it stops and exits 1 (0: no limit)"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
@@ -296,11 +311,13 @@ def import_cmd(
 def report_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
     out: Optional[Path] = typer.Option(None, help="HTML file to write (default: report.html beside the profile, or in the cwd for a trace)"),
-    vs: Optional[Path] = typer.Option(None, help="a second profile to compare against"),
+    vs: Optional[Path] = typer.Option(None, help="the baseline: TRACE is the profile judged against it "
+                                      "(deltas read TRACE minus the baseline; a regression of TRACE shows red)"),
     force: bool = typer.Option(False, "--force", help="replace an existing file that is not a report of ours"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Write one self-contained HTML report (no network needed to open it)."""
+    """Write one self-contained HTML report (no network needed to open it); with --vs, TRACE compared
+    with the baseline it names."""
     from libreyolo_profile.readers import report
 
     report.write_report_file(trace, out=out, vs=vs, as_json=as_json, force=force)

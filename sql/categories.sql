@@ -11,8 +11,11 @@ SELECT
     100.0 * sum(ms_per_step) / nullif((SELECT sum(ms_per_step) FROM kernels), 0) AS share_pct,
     -- executions per measured step
     sum(calls_per_step) AS calls_per_step,
-    -- share of this category's time on Tensor Cores, %
-    100.0 * sum(ms_per_step) FILTER (WHERE tensorcore) / nullif(sum(ms_per_step), 0) AS tensorcore_pct
+    -- share of this category's time on Tensor Cores, %: 0 for kernels that never ran on them, NULL for
+    -- copies and memsets, which are not kernels and cannot
+    CASE WHEN bool_or(activity = 'kernel') THEN
+        100.0 * coalesce(sum(ms_per_step) FILTER (WHERE tensorcore), 0) / nullif(sum(ms_per_step), 0)
+    END AS tensorcore_pct
 FROM kernels
 GROUP BY category
 ORDER BY ms_per_step DESC, category;

@@ -3,13 +3,16 @@
 -- Answers: how the step splits into phases on the host (wall ms, shares that add up to the step)
 -- and how much device work each phase launched.
 -- Binds: $phases (VARCHAR[]: the kind's phases in display order), $steps (BIGINT measured steps),
---        $on_gpu (BOOLEAN: false for a CPU profile, whose device columns are NULL, not 0).
--- Reads: phases (one profile's phases table).
+--        $on_gpu (BOOLEAN: false for a CPU profile, whose device columns are NULL, not 0),
+--        $step_ms (DOUBLE: the profile's step_ms, the step time every other "% of step" divides by).
+-- Reads: phases (one profile's phases table), ops (for a CPU profile's launches: dispatched leaf ops).
 WITH present AS (
     SELECT phase, sum(wall_ms) AS wall_ms, sum(gpu_ms) AS gpu_ms, sum(kernels) AS kernels, sum(ops) AS ops,
            sum(launches) AS launches
     FROM phases GROUP BY phase
 ),
+-- on a CPU a launch is a dispatched leaf op (as launches_per_step in sql/metrics.sql): per phase
+leaf_ops AS (SELECT phase, sum(leaf_calls) AS leaf_ops FROM ops GROUP BY phase),
 listed AS (
     SELECT unnest($phases) AS phase, generate_subscripts($phases, 1) AS position
     UNION ALL
@@ -24,11 +27,14 @@ SELECT
     coalesce(p.wall_ms, 0) / $steps AS wall_ms,
     -- share of the step's host wall time, % (the phases add up to 100)
     100.0 * coalesce(p.wall_ms, 0) / nullif((SELECT sum(wall_ms) FROM present), 0) AS wall_pct,
+    -- share of step_ms, % (the figure dataload_pct, preprocess_pct … quote; on a GPU the step can
+    -- outlast the host's phases while the device finishes, so these can add up to less than 100)
+    100.0 * coalesce(p.wall_ms, 0) / $steps / nullif($step_ms, 0) AS step_pct,
     -- kernels launched from the phase, per step
     CASE WHEN $on_gpu THEN coalesce(p.kernels, 0) / $steps END AS kernels,
     -- framework ops recorded in the phase, per step
     coalesce(p.ops, 0) / $steps AS ops,
-    -- runtime launch calls from the phase, per step
-    coalesce(p.launches, 0) / $steps AS launches
-FROM listed l LEFT JOIN present p USING (phase)
+    -- launches from the phase, per step: runtime launch calls on a GPU, dispatched leaf ops on a CPU
+    CASE WHEN $on_gpu THEN coalesce(p.launches, 0) ELSE coalesce(o.leaf_ops, 0) END / $steps AS launches
+FROM listed l LEFT JOIN present p USING (phase) LEFT JOIN leaf_ops o USING (phase)
 ORDER BY l.position, l.phase;

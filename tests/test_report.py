@@ -280,7 +280,9 @@ def test_report_shows_the_verdict_metrics_and_tables(reports, trace):
     top = summary["top_kernels"][0]["name"]
     assert htmlmod.escape(top[:60]) in page
     vs = reports["v100_vs"][0].read_text(encoding="utf-8")
-    assert "left (before)" in vs and "right (after)" in vs and "dataload_pct" in vs
+    # `report workers0 --vs workers4`: workers0 is judged, workers4 the baseline (tests/test_formatting.py
+    # checks the direction both ways round)
+    assert "this profile (after)" in vs and "baseline, --vs (before)" in vs and "dataload_pct" in vs
     assert "a single run cannot support a verdict" in vs
 
 
@@ -420,7 +422,8 @@ def test_summary_draws_terminal_charts_that_json_leaves_out(trace):
     lines = text.stdout.splitlines()
     step_bar = next(line for line in lines if line.startswith("step ▕"))
     assert step_bar.count("█") == 60  # the stacked phase bar is always the full width
-    assert "dataload 40%" in text.stdout  # its legend, with the dataloader-bound share
+    # its legend, with the dataloader-bound share: % of step, the figure the verdict quotes (39.0%)
+    assert "dataload 39%" in text.stdout
     gemm = next(line for line in lines if line.startswith("gemm "))
     assert "█████████████" in gemm  # 66 % of 20 cells
     doc = run_cli("summary", path, "--json")

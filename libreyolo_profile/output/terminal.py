@@ -20,12 +20,16 @@ def stderr_note(text: str) -> None:
     sys.stderr.write(safe_line(text.rstrip()) + "\n")
 
 
-def fmt(value, digits: int = 2) -> str:
-    """A value for a human: numbers rounded, None as a dash, strings from traces made terminal-safe."""
+def fmt(value, digits: int = 2, unit: str | None = None) -> str:
+    """A value for a human: numbers rounded, None as a dash, strings from traces made terminal-safe.
+    A `count` (the metric catalog's unit, or a count column) prints as a whole number, decided by the
+    unit and never by the value; any other number with `digits` fixed decimals (none from 1,000 up)."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if unit == "count" and isinstance(value, (int, float)):
+        return fmt_count(value)
     if isinstance(value, float):
         if abs(value) >= 1000:
             return f"{value:,.0f}"
@@ -33,26 +37,205 @@ def fmt(value, digits: int = 2) -> str:
     return safe_line(value)
 
 
-def table(title: str | None, columns: list[tuple[str, str]], rows: list[list]):
-    """A rich table; columns are (header, justify)."""
+def fmt_count(value) -> str:
+    """A count, or a count per step: whole. A per-step mean under 10 that is not whole keeps one
+    decimal, so 0.4 launches per step does not read as none."""
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not value.is_integer() and abs(value) < 10:
+        return f"{value:.1f}"
+    return f"{round(value):,}"
+
+
+def fmt_metric(name: str, value, digits: int = 2) -> str:
+    """A catalogued metric's value, formatted by its unit."""
+    from libreyolo_profile.metric_catalog import METRICS
+
+    return fmt(value, digits, unit=METRICS.get(name, ("",))[0])
+
+
+# a column whose header names one of these (alone, or per something: "calls/step") counts things
+COUNT_WORDS = {"calls", "kernels", "launches", "ops", "count", "steps", "trials", "n", "images"}
+
+
+def _first_word(header: str) -> str:
+    return header.strip().lower().split("/")[0].split(" ")[0]
+
+
+def is_count_column(header: str) -> bool:
+    return _first_word(header) in COUNT_WORDS
+
+
+def close_match_hint(word: str, choices) -> str:
+    """' (did you mean X?)' for the nearest of `choices` to a mistyped `word`, else ''."""
+    import difflib
+
+    found = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {found[0]}?)" if found else ""
+
+
+def table(title: str | None, columns: list[tuple[str, str]], rows: list[list], width: int | None = None):
+    """A rich table; columns are (header, justify). A right-justified column is a number: neither it
+    nor a word of its header is ever cut. A count column (calls/step, kernels, ...) prints whole
+    numbers. A name column (kernel, op) is shortened in the middle to fit `width` (the terminal's, by
+    default); where even that cannot fit, a phase list is left out (--json keeps everything)."""
     from rich.markup import escape
     from rich.table import Table
 
+    counts = [is_count_column(header) for header, _ in columns]
+    # names come from traces: `[/x]` in a kernel name must print, not parse as rich markup, and an
+    # escape sequence in it must show as text, not act on the terminal
+    shown = [[safe_line(v) if isinstance(v, str)
+              else v if hasattr(v, "__rich__") or hasattr(v, "__rich_console__")
+              else fmt(v, unit="count" if counts[i] else None)
+              for i, v in enumerate(row)] for row in rows]
+    console = stdout_console()
+    width = width if width is not None else console.width
+    columns, shown, dropped = _drop_to_fit(columns, shown, width)
+    name_column, _ = _fit_names(columns, shown, width)
+    widths = _narrow_widths(columns, shown, width, name_column, console)
+    if dropped and title is not None:
+        title += f" ({', '.join(dropped)} hidden: narrow terminal; see --json)"
     t = Table(title=escape(safe_line(title)) if title is not None else None, title_justify="left",
               header_style="bold", show_edge=False, pad_edge=False)
-    for header, justify in columns:
-        t.add_column(escape(safe_line(header)), justify=justify, overflow="fold")
-    for row in rows:
-        # names come from traces: `[/x]` in a kernel name must print, not parse as rich markup, and an
-        # escape sequence in it must show as text, not act on the terminal
-        t.add_row(*[escape(safe_line(v)) if isinstance(v, str)
-                    else v if hasattr(v, "__rich__") or hasattr(v, "__rich_console__") else fmt(v)
-                    for v in row])
+    for i, (header, justify) in enumerate(columns):
+        t.add_column(escape(safe_line(header)), justify=justify, overflow="fold", no_wrap=i == name_column,
+                     width=widths[i] if widths else None)
+    for row in shown:
+        t.add_row(*[escape(v) if isinstance(v, str) else v for v in row])
     return t
 
 
+def _natural_cells(columns, rows, i: int, console) -> int:
+    texts = [columns[i][0]] + [v for v in (row[i] for row in rows) if isinstance(v, str)]
+    others = [console.measure(v).maximum for v in (row[i] for row in rows) if not isinstance(v, str)]
+    return max([len(text) for text in texts] + others)
+
+
+def _narrow_widths(columns, rows, width: int, name_column: int | None, console) -> list[int] | None:
+    """Fixed column widths where the table would not fit `width` as it is (None where it fits): every
+    column at the fewest cells it needs (a number whole, a header broken only between words, a name
+    at its fitted width), then what is left given back to the columns that wanted more, numbers
+    first. rich left to itself narrows the widest column, a name or a number alike, and crops the rest."""
+    separators = 3 * (len(columns) - 1)  # rich puts " │ " between columns
+    natural = [_natural_cells(columns, rows, i, console) for i in range(len(columns))]
+    if not rows or sum(natural) + separators <= width:
+        return None
+    widths = [natural[i] if i == name_column else min(natural[i], _min_cells(columns, rows, i))
+              for i in range(len(columns))]
+    spare = width - sum(widths) - separators
+    for i in sorted(range(len(columns)), key=lambda i: columns[i][1] != "right"):
+        grow = max(0, min(spare, natural[i] - widths[i]))
+        widths[i] += grow
+        spare -= grow
+    return widths
+
+
+# a column of names (kernels, ops): elided in the middle to fit the terminal, never folded onto lines
+NAME_WORDS = {"kernel", "op", "name"}
+NAME_FLOOR = 16
+NAME_WANTED = 32  # fewer cells than this (or than the longest name) for names: optional columns go first
+# a list of phases beside a name: the first thing to leave out of a narrow terminal
+OPTIONAL_WORDS = {"phase", "phases"}
+TEXT_CAP = 13  # a text column other than the name folds at this width (a category name fits)
+
+
+def _min_cells(columns: list[tuple[str, str]], rows: list[list], i: int) -> int:
+    """The fewest terminal cells column `i` needs: a number whole, text at its longest word (capped)."""
+    values = [row[i] for row in rows]
+    if columns[i][1] == "right":
+        header_word = max(len(word) for word in columns[i][0].split() or [""])
+        return max([header_word] + [len(v) for v in values if isinstance(v, str)])
+    words = [w for v in values for w in (v.split() if isinstance(v, str) else ["x" * 20])]
+    longest = max((len(w) for w in words), default=0)
+    optional = _first_word(columns[i][0]) in OPTIONAL_WORDS  # shown whole or not at all
+    header_word = max(len(word) for word in columns[i][0].split() or [""])
+    return max(header_word, longest if optional else min(TEXT_CAP, longest))
+
+
+def _others(columns: list[tuple[str, str]], rows: list[list], name: int) -> int:
+    """Cells every column but the name one needs, rich's " │ " between columns included."""
+    return sum(_min_cells(columns, rows, i) for i in range(len(columns)) if i != name) + 3 * (len(columns) - 1)
+
+
+def _name_column(columns: list[tuple[str, str]]) -> int | None:
+    return next((i for i, (header, _) in enumerate(columns) if _first_word(header) in NAME_WORDS), None)
+
+
+def _drop_to_fit(columns, rows, width: int):
+    """(columns, rows, dropped headers): the optional columns left out when the name column would
+    get fewer than NAME_WANTED cells (or than its longest name)."""
+    name = _name_column(columns)
+    if name is None or not rows:
+        return columns, rows, []
+    longest = max((len(row[name]) for row in rows if isinstance(row[name], str)), default=0)
+    if width - _others(columns, rows, name) >= min(longest, NAME_WANTED):
+        return columns, rows, []
+    keep = [i for i, (header, _) in enumerate(columns) if _first_word(header) not in OPTIONAL_WORDS]
+    dropped = [header for i, (header, _) in enumerate(columns) if i not in keep]
+    return [columns[i] for i in keep], [[row[i] for i in keep] for row in rows], dropped
+
+
+def _fit_names(columns: list[tuple[str, str]], rows: list[list], width: int) -> tuple[int | None, int | None]:
+    """Shorten the name column (in place) so the row fits `width` terminal cells; (its index, its
+    width), or (None, None) without one."""
+    column = _name_column(columns)
+    if column is None or not rows:
+        return None, None
+    room = max(width - _others(columns, rows, column), NAME_FLOOR, len(columns[column][0]))
+    for row in rows:
+        if isinstance(row[column], str):
+            row[column] = elide_middle(row[column], room)
+    return column, min(room, max(len(row[column]) for row in rows if isinstance(row[column], str)))
+
+
+def readable_name(name: str) -> str:
+    """A CUDA kernel's signature, simplified for a person: no `void `, no parameter list, template
+    arguments collapsed to `<…>` (a lone plain argument, like cutlass::Kernel<cutlass_80_…gemm_…>, is
+    what names the kernel, so it stays). Anything that does not parse as a signature is kept as it is.
+    The full name stays in --json and SQL."""
+    text = name.removeprefix("void ").replace("(anonymous namespace)::", "")
+    collapsed = _collapse_templates(text)
+    if collapsed is None:
+        return name
+    head, paren, _ = collapsed.partition("(")
+    if paren and head and " " not in head.strip() and collapsed.rstrip().endswith((")", ") const")):
+        collapsed = head  # a C++ parameter list: the types add nothing a person reads
+    return collapsed
+
+
+def _collapse_templates(text: str) -> str | None:
+    """`text` with every outermost `<...>` replaced by `<…>`, a lone plain argument kept; None when the
+    brackets do not balance (an `->` or `operator<` we cannot read: leave the name alone)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ">" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                inner = text[start + 1:i]
+                out.append(f"<{inner}>" if inner.replace("_", "").replace(":", "").isalnum() else "<…>")
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out) if depth == 0 else None
+
+
+def elide_middle(text: str, width: int) -> str:
+    """`text` cut to `width` characters by replacing its middle with `…`: a kernel's namespace and
+    function start the name and its tile shape or layout ends it, both worth keeping."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
 def short_name(name: str, width: int = 90) -> str:
-    """A name cut to `width` characters for a table, its control characters escaped first (so the
-    cut counts what the terminal shows)."""
-    name = safe_line(name)
-    return name if len(name) <= width else name[: width - 1] + "…"
+    """A kernel or op name for a table: simplified (readable_name), its control characters escaped
+    (so the cut counts what the terminal shows), then cut in the middle to `width` characters."""
+    return elide_middle(safe_line(readable_name(str(name))), width)

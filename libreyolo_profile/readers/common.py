@@ -65,7 +65,10 @@ def check_phase(con, phase: str | None) -> None:
         return
     present = phases_present(con)
     if phase not in present:
-        raise UsageError(f"unknown phase '{phase}'; phases in this profile: {', '.join(present) or 'none'}")
+        from libreyolo_profile.output.terminal import close_match_hint
+
+        raise UsageError(f"unknown phase '{phase}'{close_match_hint(phase, present)}; "
+                         f"phases in this profile: {', '.join(present) or 'none'}")
 
 
 def profile_identity(loaded: Loaded) -> dict:

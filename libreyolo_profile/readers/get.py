@@ -72,7 +72,9 @@ def print_field(trace: Path | str, field: str | None, as_json: bool) -> None:
                 print(f"{names[name]:<{width}}  {_text(shown)}  {_unit(name)}".rstrip())
         return
     if field not in fields:
-        raise UsageError(f"unknown field '{field}'; available: {', '.join(fields)}")
+        from libreyolo_profile.output.terminal import close_match_hint  # stdlib difflib only: get stays cold-start light
+
+        raise UsageError(f"unknown field '{field}'{close_match_hint(field, fields)}; available: {', '.join(fields)}")
     value = fields[field]
     reason = _why_null(field, value, doc)
     if _not_finite(value):

@@ -13,7 +13,13 @@ from libreyolo_profile.readers.common import PHASES, open_profile, profile_ident
 def phase_rows(loaded, con) -> tuple[list[str], list[tuple]]:
     doc = loaded.doc
     return run_sql(con, "phases.sql", {"phases": PHASES[doc["kind"]], "steps": doc["metrics"]["steps"],
-                                       "on_gpu": not is_cpu_profile(doc)})
+                                       "on_gpu": not is_cpu_profile(doc),
+                                       "step_ms": doc["metrics"].get("step_ms")})
+
+
+def launches_label(on_cpu: bool) -> str:
+    """What a launch is on this device, for a column header: the same concept launches_per_step counts."""
+    return "launches (leaf ops)" if on_cpu else "launches"
 
 
 def print_phases(trace: Path, as_json: bool) -> None:
@@ -24,8 +30,14 @@ def print_phases(trace: Path, as_json: bool) -> None:
     if as_json:
         emit_json({"profile": profile_identity(loaded), "phases_inferred": inferred, "phases": records(columns, rows)})
         return
+    on_cpu = is_cpu_profile(loaded.doc)
     title = "Phases per measured step" + (" (inferred from PyTorch's own marks)" if inferred else "")
-    stdout_console().print(table(title, [("phase", "left"), ("GPU ms", "right"), ("wall ms", "right"),
-                                         ("wall %", "right"), ("kernels", "right"), ("ops", "right"),
-                                         ("launches", "right")],
-                                 [list(r) for r in rows]))
+    # the host-wall share adds up to 100 across phases; the device columns do not exist on a CPU
+    shown = [("phase", "left", "phase"), ("GPU ms", "right", "gpu_ms"), ("wall ms", "right", "wall_ms"),
+             ("% of host wall", "right", "wall_pct"), ("kernels", "right", "kernels"), ("ops", "right", "ops"),
+             (launches_label(on_cpu), "right", "launches")]
+    if on_cpu:
+        shown = [c for c in shown if c[2] not in ("gpu_ms", "kernels")]
+    rows_by_name = records(columns, rows)
+    stdout_console().print(table(title, [(header, justify) for header, justify, _ in shown],
+                                 [[r[key] for _, _, key in shown] for r in rows_by_name]))

@@ -142,7 +142,7 @@ def check_read_only(con, sql: str) -> None:
     """One SELECT, or an EXPLAIN of one SELECT: anything else is refused before it runs. (EXPLAIN ANALYZE
     runs the statement it wraps, so EXPLAIN ANALYZE COPY … would write.)"""
     if not sql.strip():
-        raise UsageError("empty SQL: give one SELECT over profiles, kernels, ops, phases or steps")
+        raise UsageError("empty SQL: give one SELECT over profiles, kernels, ops, phases, steps or blame")
     kind = _statement_kind(con, sql)
     if kind == "EXPLAIN":
         if not any(_is_one_select(con, inner) for inner in _explained(sql)):
@@ -318,7 +318,7 @@ def print_query(sql: str, roots: list[Path], as_json: bool, timeout: float = DEF
     check_timeout(timeout)
     roots = list(roots) or [DEFAULT_ROOT]
     try:
-        con, _, files = open_cross_run(roots)
+        con, found, files = open_cross_run(roots)
     except duckdb.InterruptException:  # DuckDB turns Ctrl-C during its own work into this error
         raise KeyboardInterrupt from None
     worker = _Worker(con, lambda: _locked_query(con, sql, files))
@@ -328,10 +328,20 @@ def print_query(sql: str, roots: list[Path], as_json: bool, timeout: float = DEF
     finally:
         if not worker.busy:  # closing a connection another thread still uses is not safe
             con.close()
+    if not rows and kernels_of_cpu_profiles_only(sql, found):
+        from libreyolo_profile.output.terminal import stderr_note
+
+        stderr_note("no rows: no GPU profiles under the roots (every one is a CPU profile, which records no kernels)")
     if as_json:
         emit_json([dict(zip(columns, _plain(list(row)))) for row in rows])
     else:
         show_rows(columns, rows)
+
+
+def kernels_of_cpu_profiles_only(sql: str, found: list) -> bool:
+    """The SQL reads the kernels and every profile found is a CPU one: why it returned nothing."""
+    devices = [(item.row or item.doc or {}).get("device_type") for item in found]
+    return "kernels" in tables_named(sql) and bool(devices) and all(device == "cpu" for device in devices)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,7 +349,7 @@ def print_query(sql: str, roots: list[Path], as_json: bool, timeout: float = DEF
 
 
 def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = False) -> None:
-    """Materialize profiles, kernels, ops, phases and steps into `out`, replacing it in one rename.
+    """Materialize profiles, kernels, ops, phases, steps and blame into `out`, replacing it in one rename.
     `out` may replace an earlier database of ours; any other file only with --force, and never a
     symlink, a non-regular file or one of the files read (store/disk/atomic.py write_output)."""
     import duckdb

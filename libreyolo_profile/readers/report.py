@@ -1,5 +1,5 @@
 """`libreyolo profile report`: one self-contained HTML file that shows a profile (or, with --vs,
-two side by side with the compare table).
+two side by side with the compare table: the positional profile is the one judged, --vs the baseline).
 
 The figures come from the readers' own SQL (summary_document, sql/ops.sql, sql/kernels.sql,
 sql/report_steps.sql, compare_document), over each side opened once (readers/common.open_profile); report_page.py turns them into HTML and report_svg.py
@@ -151,13 +151,15 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
                       "home": left["home"], "homes": (left["home"],)}
     from libreyolo_profile.readers import compare  # the compare reader owns the before/after arithmetic
 
-    right_profile = opened(vs)
-    comparison = compare.compare_document(left_profile.loaded, right_profile.loaded)
-    right = report_side(right_profile)
-    page = report_page.compare_page(left, right, comparison)
+    # the positional profile is the one judged and --vs its baseline: the baseline is compare's
+    # "before", so a delta reads "this profile minus the baseline" and a regression reads worse
+    baseline_profile = opened(vs)
+    comparison = compare.compare_document(baseline_profile.loaded, left_profile.loaded)
+    baseline = report_side(baseline_profile)
+    page = report_page.compare_page(left, baseline, comparison)
     return page, {"kind": comparison["kind"], "bound": left["summary"]["verdict"].get("bound"),
-                  "vs_bound": right["summary"]["verdict"].get("bound"), "home": left["home"],
-                  "homes": (left["home"], right["home"])}
+                  "vs_bound": baseline["summary"]["verdict"].get("bound"), "home": left["home"],
+                  "homes": (left["home"], baseline["home"])}
 
 
 def _charts(page: str) -> list[str]:

@@ -5,6 +5,7 @@ no external URL; a Content-Security-Policy forbids any fetch), built from the da
 from __future__ import annotations
 
 from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile
+from libreyolo_profile.output.terminal import fmt_count
 from libreyolo_profile.readers.report_svg import (CATEGORY_COLORS, GPU_OVERLAY, PHASE_COLORS, color_for, esc,
                                                   hbars, histogram, legend, num, share_bar, step_bars, step_peak)
 
@@ -29,7 +30,8 @@ body{margin:0;color:var(--fg);background:#fff;font:14px/1.45 system-ui,-apple-sy
 main{max-width:1240px;margin:0 auto;padding:22px 26px 40px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 6px}
-.sub{color:var(--mute);margin:0 0 2px;word-break:break-all}
+.sub{color:var(--mute);margin:0 0 2px;overflow-wrap:anywhere}
+.sub code.command{white-space:pre-wrap;overflow-wrap:anywhere}
 .marks{margin:12px 0;padding:0;list-style:none}
 .marks li{background:var(--warn);border-left:4px solid var(--warnline);padding:6px 10px;margin:4px 0;border-radius:3px}
 .marks li.severe{background:var(--bad);border-color:var(--badline)}
@@ -68,6 +70,9 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 """
 
 SEVERE_MARKS = {"thrashing", "random_weights"}
+# `report A --vs B`: A is the profile judged (compare's "after"), B the baseline (its "before")
+JUDGED_LABEL = "this profile (after)"
+BASELINE_LABEL = "baseline, --vs (before)"
 
 
 def _page(title: str, body: str, producer: str) -> str:
@@ -84,9 +89,11 @@ def _unit(metric: str) -> str:
     return METRICS.get(metric, ("",))[0]
 
 
-def _value(value) -> str:
+def _value(value, unit: str | None = None) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if unit == "count" and isinstance(value, (int, float)):
+        return fmt_count(value)  # 706 kernels, not 706.00
     if isinstance(value, (int, float)):
         return num(float(value))
     return "—" if value is None else str(value)
@@ -99,8 +106,8 @@ def _table(headers: list[tuple[str, str]], rows: list[list[str]], cls: str = "")
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _td(value, cls: str = "") -> str:
-    return f'<td class="{cls}">{esc(_value(value))}</td>'
+def _td(value, cls: str = "", unit: str | None = None) -> str:
+    return f'<td class="{cls}">{esc(_value(value, unit))}</td>'
 
 
 def _name_cell(name: str) -> str:
@@ -131,7 +138,7 @@ def header(side: dict) -> str:
         facts.append(meta["device_name"])
     if model.get("family"):
         facts.append(f"{model.get('family')}-{model.get('size')}")
-    facts.append(f"{w.get('steps')} measured {unit_word} over {num(w.get('wall_ms'), 1)} ms")
+    facts.append(f"{fmt_count(w.get('steps'))} measured {unit_word} over {num(w.get('wall_ms'), 1)} ms")
     if s["repeat_n"] > 1:
         facts.append(f"mean of {s['repeat_n']} trials")
     lines = [f'<p class="sub"><b>{esc(" · ".join(str(f) for f in facts))}</b></p>',
@@ -140,7 +147,9 @@ def header(side: dict) -> str:
         lines.append(f'<p class="sub">created {esc(meta["created"])}'
                      + (f' by {esc(meta["producer"])}' if meta.get("producer") else "") + "</p>")
     if meta.get("command"):
-        lines.append(f'<p class="sub">command: <code>{esc(" ".join(map(str, meta["command"])))}</code></p>')
+        # pre-wrap + overflow-wrap:anywhere: the line breaks between arguments first, inside a path only
+        # when one argument is wider than the page
+        lines.append(f'<p class="sub">command: <code class="command">{esc(" ".join(map(str, meta["command"])))}</code></p>')
     if w.get("source"):
         lines.append(f'<p class="sub">window: {esc(w["source"])}</p>')
     return "".join(lines)
@@ -172,7 +181,7 @@ def cards(side: dict) -> str:
         value = metrics[name]
         why = f'<div class="why">{esc(reasons.get(name, ""))}</div>' if value is None else ""
         out.append(f'<div class="card" data-metric="{esc(name)}"><div class="k">{esc(name)}</div>'
-                   f'<div class="v">{esc(_value(value))}<span class="u">{esc(_unit(name))}</span></div>{why}</div>')
+                   f'<div class="v">{esc(_value(value, _unit(name)))}<span class="u">{esc(_unit(name))}</span></div>{why}</div>')
     return f'<div class="cards">{"".join(out)}</div>'
 
 
@@ -220,7 +229,7 @@ def phases_section(side: dict, compact: bool) -> str:
     table = _table([(("stage" if kind == "infer" else "phase"), "l"), ("wall ms/step", ""), ("wall %", ""),
                     ("GPU ms/step", ""), ("kernels/step", ""), ("ops/step", ""), ("launches/step", "")],
                    [[f'<td class="l">{esc(r["phase"])}</td>', _td(r["wall_ms"]), _td(r["wall_pct"]), _td(r["gpu_ms"]),
-                     _td(r["kernels"]), _td(r["ops"]), _td(r["launches"])] for r in rows])
+                     _td(r["kernels"], unit="count"), _td(r["ops"], unit="count"), _td(r["launches"], unit="count")] for r in rows])
     return f"<h3>{word}: share of the host wall time</h3>{bar}" + ("" if compact else table)
 
 
@@ -250,7 +259,7 @@ def composition_section(side: dict, compact: bool = False) -> str:
              f"{num(r['ms_per_step'])} ms/step · {num(r['share_pct'], 1)} %") for r in cats]
     table = _table([("category", "l"), ("ms/step", ""), ("share %", ""), ("calls/step", ""), ("on Tensor Cores %", "")],
                    [[f'<td class="l">{_chip(r["category"])}</td>', _td(r["ms_per_step"]), _td(r["share_pct"]),
-                     _td(r["calls_per_step"]), _td(r["tensorcore_pct"])] for r in cats])
+                     _td(r["calls_per_step"], unit="count"), _td(r["tensorcore_pct"])] for r in cats])
     width = NARROW if compact else WIDE
     return ("<h2>Kernel composition by category</h2>"
             + share_bar([(r["category"], r["ms_per_step"], color_for(r["category"], CATEGORY_COLORS)) for r in cats],
@@ -271,7 +280,8 @@ def kernels_section(side: dict, compact: bool) -> str:
               _td(r["share_pct"])] for r in rows], "kernels"))
     body = [[_name_cell(r["name"]), f'<td class="l">{_chip(r["category"])}</td>', _td(r["ms_per_step"]),
              _td(r["share_pct"]), _bar_cell(r["share_pct"], color_for(r["category"], CATEGORY_COLORS)),
-             _td(r["calls_per_step"]), _td(r["mean_us"]), _td("yes" if r["tensorcore"] else "")] for r in rows]
+             _td(r["calls_per_step"], unit="count"), _td(r["mean_us"]), _td("yes" if r["tensorcore"] else "")]
+            for r in rows]
     return ("<h2>Top kernels by GPU time</h2>"
             + _table([("kernel", "l"), ("category", "l"), ("ms/step", ""), ("share %", ""), ("", "l"),
                       ("calls/step", ""), ("mean µs", ""), ("TC", "")], body, "kernels"))
@@ -287,7 +297,8 @@ def ops_section(side: dict, compact: bool) -> str:
             [[_name_cell(r["name"]), _td(r["self_ms_per_step"]), _td(r["self_pct"]), _td(r["total_ms_per_step"])]
              for r in rows], "ops"))
     body = [[_name_cell(r["name"]), _td(r["self_ms_per_step"]), _td(r["self_pct"]), _bar_cell(r["self_pct"], "#5d6d7e"),
-             _td(r["total_ms_per_step"]), _td(r["calls_per_step"]), _td(r["self_us_per_call"])] for r in rows]
+             _td(r["total_ms_per_step"]), _td(r["calls_per_step"], unit="count"), _td(r["self_us_per_call"])]
+            for r in rows]
     return ("<h2>Top framework ops by self CPU time</h2>"
             + _table([("op", "l"), ("self ms/step", ""), ("self %", ""), ("", "l"), ("total ms/step", ""),
                       ("calls/step", ""), ("self µs/call", "")], body, "ops")
@@ -297,7 +308,7 @@ def ops_section(side: dict, compact: bool) -> str:
 
 def all_metrics(side: dict) -> str:
     s = side["summary"]
-    rows = [[f'<td class="l"><code>{esc(n)}</code></td>', _td(v), f'<td class="l">{esc(_unit(n))}</td>',
+    rows = [[f'<td class="l"><code>{esc(n)}</code></td>', _td(v, unit=_unit(n)), f'<td class="l">{esc(_unit(n))}</td>',
              f'<td class="l">{esc(s["null_reasons"].get(n, ""))}</td>'] for n, v in s["metrics"].items()]
     table = _table([("metric", "l"), ("value", ""), ("unit", "l"), ("why null", "l")], rows, "metrics")
     devices = ""
@@ -336,14 +347,15 @@ def compare_table(c: dict) -> str:
             sig = "—"
         direction = {"after": "better", "before": "worse"}.get(r.get("better"), "")
         rows.append([f'<td class="l"><code>{esc(r["metric"])}</code></td>', f'<td class="l">{esc(r.get("unit"))}</td>',
-                     _td(r["before"]), _td(r["after"]), _td(r["delta"], direction), _td(r["delta_pct"], direction),
+                     _td(r["before"], unit=r.get("unit")), _td(r["after"], unit=r.get("unit")),
+                     _td(r["delta"], direction, r.get("unit")), _td(r["delta_pct"], direction),
                      f"<td>{sig}</td>", f'<td class="l">{esc(r.get("note") or "")}</td>'])
     v = c["verdict"]
-    verdict_line = (f'<p>verdict: <b>{esc(v["before"])}</b> → <b>{esc(v["after"])}</b> '
+    verdict_line = (f'<p>verdict: <b>{esc(v["before"])}</b> (baseline) → <b>{esc(v["after"])}</b> (this profile) '
                     f'({"changed" if v["changed"] else "unchanged"})</p>')
-    return ("<h2>Before → after</h2>"
-            + _table([("metric", "l"), ("unit", "l"), ("left (before)", ""), ("right (after)", ""), ("Δ", ""),
-                      ("Δ %", ""), ("significant", ""), ("note", "l")], rows, "compare")
+    return (f"<h2>{esc(BASELINE_LABEL)} → {esc(JUDGED_LABEL)}</h2>"
+            + _table([("metric", "l"), ("unit", "l"), (BASELINE_LABEL, ""), (JUDGED_LABEL, ""),
+                      ("Δ (this − baseline)", ""), ("Δ %", ""), ("significant", ""), ("note", "l")], rows, "compare")
             + verdict_line + f'<p class="note">{esc(c["significance"]["sentence"])}</p>')
 
 
@@ -355,14 +367,16 @@ def _side_column(side: dict, label: str, y_top: float) -> str:
             + ops_section(side, compact=True) + "</section>")
 
 
-def compare_page(left: dict, right: dict, comparison: dict) -> str:
-    y_top = max(step_peak(side["steps"], shows_gpu(side)) for side in (left, right))
+def compare_page(judged: dict, baseline: dict, comparison: dict) -> str:
+    """`report A --vs B`: A is judged against the baseline B (compare's "after" and "before"), so a
+    delta is A minus B and a regression of A is coloured worse."""
+    y_top = max(step_peak(side["steps"], shows_gpu(side)) for side in (judged, baseline))
     body = ("<h1>libreyolo profile report · compare</h1>"
-            f'<p class="sub">left (before): <code>{esc(left["summary"]["profile"]["path"])}</code></p>'
-            f'<p class="sub">right (after): <code>{esc(right["summary"]["profile"]["path"])}</code></p>'
+            f'<p class="sub">{esc(JUDGED_LABEL)}: <code>{esc(judged["summary"]["profile"]["path"])}</code></p>'
+            f'<p class="sub">{esc(BASELINE_LABEL)}: <code>{esc(baseline["summary"]["profile"]["path"])}</code></p>'
             + compare_table(comparison)
             + '<p class="note">both step charts share one time scale</p>'
-            + '<div class="sides">' + _side_column(left, "left (before)", y_top)
-            + _side_column(right, "right (after)", y_top)
+            + '<div class="sides">' + _side_column(judged, JUDGED_LABEL, y_top)
+            + _side_column(baseline, BASELINE_LABEL, y_top)
             + "</div>")
-    return _page(f"profile compare · {comparison['kind']}", body, left["producer"])
+    return _page(f"profile compare · {comparison['kind']}", body, judged["producer"])

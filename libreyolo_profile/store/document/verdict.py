@@ -54,8 +54,8 @@ def decide(m: dict, kind: str, on_gpu: bool, thrashing: str | None, unusable: st
                        "remove .item()/.cpu()/print of device tensors inside the step, or defer them",
                        "sync_pct", "sync_ms", "step_ms")
     if (m.get("communication_pct") or 0) >= t["communication_pct"]:
-        return verdict("communication", f"collectives take {_f(m['communication_pct'])}% of GPU time "
-                       f"(threshold {t['communication_pct']:.0f}%)",
+        return verdict("communication", f"collectives take {_f(m['communication_pct'])}% of kernel time "
+                       f"(communication_pct; memcpy/memset excluded; threshold {t['communication_pct']:.0f}%)",
                        "overlap communication with backward (bucket sizes), or reduce what is exchanged",
                        "communication_pct", "gpu_util_pct")
     if kind == "infer":
@@ -73,17 +73,19 @@ def decide(m: dict, kind: str, on_gpu: bool, thrashing: str | None, unusable: st
         if util >= t["gpu_util_pct"]:
             if (m.get("gemm_pct") or 0) >= t["gemm_pct"]:
                 return verdict("gpu-compute", f"the GPU is busy {_f(util)}% of the window and GEMM/conv kernels take "
-                               f"{_f(m.get('gemm_pct'))}% of its time (Tensor Core share {_f(m.get('tensorcore_pct'))}%)",
+                               f"{_f(m.get('gemm_pct'))}% of kernel time (gemm_pct; on Tensor Cores "
+                               f"{_f(m.get('tensorcore_pct'))}% of kernel time)",
                                "use AMP (bf16/fp16) so GEMMs run on Tensor Cores, channels_last, or a smaller model/--imgsz",
                                "gpu_util_pct", "gemm_pct", "tensorcore_pct")
             return verdict("gpu-memory", f"the GPU is busy {_f(util)}% of the window but elementwise/layout/norm kernels "
-                           f"take {_f(m.get('memory_bound_pct'))}% of its time (GEMM only {_f(m.get('gemm_pct'))}%)",
+                           f"take {_f(m.get('memory_bound_pct'))}% of kernel time (memory_bound_pct; GEMM only "
+                           f"{_f(m.get('gemm_pct'))}%)",
                            "fuse elementwise ops (torch.compile), avoid layout copies (channels_last), use fused optimizers",
                            "gpu_util_pct", "memory_bound_pct", "gemm_pct")
         return verdict("host-launch", f"the GPU is busy only {_f(util)}% of the window (threshold {t['gpu_util_pct']:.0f}%): "
                        f"it waited {_f(m.get('host_overhead_ms'), 2)} ms per step for the host, which issued "
                        f"{_f(m.get('launches_per_step'), 0)} launches at {_f(m.get('per_launch_host_us'))} µs each "
-                       f"and was blocked in sync only {_f(m.get('sync_pct'))}%",
+                       f"and was blocked in sync only {_f(m.get('sync_pct'))}% of the step",
                        "launch fewer, larger kernels: bigger --batch, CUDA graphs, torch.compile, fused optimizers",
                        "gpu_util_pct", "host_overhead_ms", "launches_per_step", "per_launch_host_us", "sync_pct")
     leaf = m.get("leaf_busy_pct")

@@ -1,0 +1,282 @@
+"""The first screen a user reads (issue #15): `summary` in a terminal of 80 and 120 columns, on a CPU
+profile and on a GPU one, through the real CLI.
+
+Snapshot-style: the rendered text is parsed back into its tables and checked for properties, not
+compared byte for byte. No count prints as a float, no null sentence repeats, no header is cut, every
+share says what it is a share of, the rows fit the device, and the verdict quotes the figure the
+tables show. Expected figures come from `--json` of the same CLI or are derived by hand beside the trace.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import cli_json, run_cli
+from tests.synthetic_traces import annotation, op, write_trace
+
+WIDTHS = (80, 120)
+COUNT_WORDS = {"calls", "kernels", "ops", "launches"}
+# Every header the summary's tables may print, whole; a cut one ("calls/ste") is not among them.
+SUMMARY_HEADERS = {"metric", "value", "unit", "phase", "ms", "% of step", "% of call", "", "GPU ms", "kernels",
+                   "ops", "op", "self ms", "% of op self time", "calls/call", "calls/step", "category", "ms/step",
+                   "% of device time", "% on TC", "kernel", "device", "name", "busy ms", "% of window"}
+A100 = "a100_cutlass_adam_rank0"
+
+
+# ------------------------------------------------------------------------------------------------
+# a CPU inference trace: 3 calls of 1000 µs, each (µs from the call's start)
+#   preprocess  0..200    aten::div 50..150 (leaf)
+#   forward     200..900  aten::conv2d 210..710 ⊃ aten::mkldnn_convolution 220..700 (leaf);
+#                         aten::add 720..750, 760..790, 800..830 (3 leaves)
+#   postprocess 900..1000 aten::sigmoid 910..940 (leaf)
+# → per call: launches (dispatched leaf ops) preprocess 1, forward 4, postprocess 1 = 6;
+#   stage shares of the 1000 µs call: 20 %, 70 %, 10 %.
+
+CALL_US = 1000
+
+
+def cpu_call(step: int, start: int) -> list[dict]:
+    dims = [[1, 3, 64, 64], [16, 3, 3, 3]]
+    return [
+        annotation(f"ProfilerStep#{step}", start, CALL_US),
+        annotation("## preprocess ##", start, 200), annotation("## forward ##", start + 200, 700),
+        annotation("## postprocess ##", start + 900, 100),
+        op("aten::div", start + 50, 100),
+        op("aten::conv2d", start + 210, 500, dims), op("aten::mkldnn_convolution", start + 220, 480),
+        *[op("aten::add", start + at, 30) for at in (720, 760, 800)],
+        op("aten::sigmoid", start + 910, 30),
+    ]
+
+
+@pytest.fixture
+def cpu_trace(tmp_path):
+    return write_trace(tmp_path / "cpu_infer.json", [e for k in range(3) for e in cpu_call(k + 1, k * CALL_US)])
+
+
+@pytest.fixture
+def gpu_trace(trace):
+    return trace(A100)
+
+
+# ------------------------------------------------------------------------------------------------
+# reading a rendered screen back
+
+def screen(path, columns: int) -> str:
+    result = run_cli("summary", str(path), env={"COLUMNS": str(columns)})
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def tables(text: str) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """Every table on the screen: its title (the line above its header) → (headers, rows of cells).
+    A header broken over lines (between words, where the terminal is narrow) is joined back, so a
+    header cut inside a word ("calls/ste" + "p") reads as no header the summary prints."""
+    lines = text.splitlines()
+    found, i = {}, 0
+    while i < len(lines):
+        if "┃" not in lines[i]:
+            i += 1
+            continue
+        title, first = lines[i - 1].strip(), i
+        while "┃" in lines[i]:
+            i += 1
+        assert lines[i].startswith("━"), lines[i]
+        parts = [[cell.strip() for cell in line.split("┃")] for line in lines[first:i]]
+        headers = [" ".join(part for part in column if part) for column in zip(*parts)]
+        rows = []
+        for row in lines[i + 1:]:
+            if "│" not in row:
+                break
+            rows.append([cell.strip() for cell in row.split("│")])
+        found[title] = (headers, rows)
+    return found
+
+
+def table_named(text: str, prefix: str) -> tuple[list[str], list[list[str]]]:
+    named = [title for title in tables(text) if title.startswith(prefix)]
+    assert len(named) == 1, (prefix, list(tables(text)))
+    return tables(text)[named[0]]
+
+
+def metric_cells(text: str) -> dict[str, tuple[str, str]]:
+    headers, rows = table_named(text, "Metrics")
+    assert headers == ["metric", "value", "unit"]
+    return {row[0]: (row[1], row[2]) for row in rows if row[0]}
+
+
+def flowing(text: str) -> str:
+    """The screen's prose with the terminal's line breaks undone, to find a sentence that wrapped."""
+    return re.sub(r"\s+", " ", text)
+
+
+def is_count_header(header: str) -> bool:
+    return re.split(r"[/ ]", header)[0] in COUNT_WORDS
+
+
+def assert_first_screen_rules(text: str, columns: int) -> None:
+    """What every first screen keeps to, whatever the device."""
+    assert max(len(line) for line in text.splitlines()) <= columns
+    assert not re.search(r"\b\d+\.0+ measured", text)  # the headline's count of calls or steps
+    for title, (headers, rows) in tables(text).items():
+        for header in headers:
+            assert header in SUMMARY_HEADERS, f"{title}: header {header!r} is cut or unknown"
+            if "%" in header:  # a share names its whole
+                assert re.fullmatch(r"% (of|on) \S.*", header), (title, header)
+        for column, header in enumerate(headers):
+            if not is_count_header(header):
+                continue
+            for row in rows:
+                cell = row[column]
+                # whole, with thousands separators; a per-step mean under 10 may keep one decimal
+                assert cell == "" or re.fullmatch(r"\d{1,3}(,\d{3})*|\d\.\d", cell), (title, header, cell)
+    for name, (value, unit) in metric_cells(text).items():
+        if unit.startswith("%"):
+            assert re.fullmatch(r"% (of \S.*|slower)", unit), (name, unit)
+        if unit == "count" or unit.endswith("/step"):
+            assert re.fullmatch(r"\d{1,3}(,\d{3})*", value), (name, value)
+
+
+def assert_nulls_said_once(text: str, document: dict) -> None:
+    """Every null metric of `summary --json` is named on the screen exactly once, and no reason is
+    printed twice."""
+    prose = flowing(text)
+    null = [name for name, value in document["metrics"].items() if value is None]
+    for name in null:
+        assert len(re.findall(rf"\b{name}\b", prose)) == 1, name
+    reason_lines = [line for line in re.split(r"\n(?=— |not applicable)", text)
+                    if line.startswith(("— ", "not applicable"))]
+    reasons = [flowing(line.split(": ", 1)[1]) for line in reason_lines]
+    assert len(reasons) == len(set(reasons))
+    # the sentence of why a GPU figure cannot apply, once however many metrics it explains
+    assert prose.count("no device kernels were recorded") <= 1
+
+
+# ------------------------------------------------------------------------------------------------
+# CPU
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_cpu_summary_first_screen(cpu_trace, columns):
+    text = screen(cpu_trace, columns)
+    document = cli_json("summary", str(cpu_trace))
+    assert_first_screen_rules(text, columns)
+    assert_nulls_said_once(text, document)
+    titles = list(tables(text))
+    # where the time goes on a CPU: the stage split and the top ops; no GPU table, no GPU column
+    assert not any(title.startswith(("Device time", "Top kernels")) for title in titles)
+    headers, rows = table_named(text, "Stage split per call")
+    assert "GPU ms" not in headers and "kernels" not in headers
+    share = headers.index("% of call")
+    # stages of the 1000 µs call: 200, 700 and 100 µs
+    assert {row[0]: row[share] for row in rows} == {"preprocess": "20.00", "forward": "70.00", "postprocess": "10.00"}
+    headers, rows = table_named(text, "Top ops per call, by self (exclusive) CPU time")
+    calls = {row[0]: row[headers.index("calls/call")] for row in rows}
+    # aten::add runs 3 times a call, every other op once
+    assert calls["aten::add"] == "3" and calls["aten::div"] == "1"
+    # self time: mkldnn_convolution 480 µs (no child) leads; conv2d's own 20 µs comes later
+    assert rows[0][0] == "aten::mkldnn_convolution"
+    # the GPU rows collapse into one line that names them and says why
+    prose = flowing(text)
+    gpu_nulls = [n for n in ("gpu_util_pct", "tensorcore_pct", "peak_vram_mb", "sync_pct")
+                 if n in document["metrics"]]
+    assert gpu_nulls and all(document["metrics"][n] is None for n in gpu_nulls)
+    line = re.search(r"not applicable to a CPU profile \(([^)]*)\): ([^—]*)", prose)
+    assert line and "no device kernels were recorded" in line.group(1)
+    assert all(name in line.group(2) for name in gpu_nulls)
+    # the verdict quotes the figure the metrics table shows, with the same whole
+    leaf = document["metrics"]["leaf_busy_pct"]
+    assert f"{leaf:.1f}% of each step" in document["verdict"]["reason"]
+    assert metric_cells(text)["leaf_busy_pct"] == (f"{leaf:.2f}", "% of step")
+
+
+def test_cpu_summary_json_stays_complete(cpu_trace):
+    # the terminal condenses; --json keeps every headline metric, each null one with its reason
+    document = cli_json("summary", str(cpu_trace))
+    for name in ("gpu_util_pct", "tensorcore_pct", "peak_vram_mb", "sync_pct", "memcpy_ms", "preprocess_pct"):
+        assert name in document["metrics"], name
+    nulls = {name for name, value in document["metrics"].items() if value is None}
+    assert nulls and nulls == set(document["null_reasons"])
+    assert [row["name"] for row in document["top_ops"]][:1] == ["aten::mkldnn_convolution"]
+
+
+def test_real_cpu_trace_says_each_reason_once(trace):
+    # a real CPU-only trace with no framework ops: four metrics share one reason, and the GPU ones another
+    path = trace("cpu_only_rank34")
+    text = screen(path, 80)
+    assert_first_screen_rules(text, 80)
+    assert_nulls_said_once(text, cli_json("summary", str(path)))
+    # (the verdict may give the same cause for its own answer; the null rows give it once)
+    below_verdict = flowing(text.split("Metrics", 1)[1])
+    assert below_verdict.count("the trace records no framework ops inside its steps") == 1
+
+
+def test_cpu_phases_count_launches_as_the_headline_does(cpu_trace):
+    # on a CPU a launch is a dispatched leaf op, in the headline and in every phase row alike
+    phases = {row["phase"]: row for row in cli_json("phases", str(cpu_trace))["phases"]}
+    launches = cli_json("get", str(cpu_trace), "launches_per_step")["value"]
+    assert launches == pytest.approx(6)
+    assert {name: row["launches"] for name, row in phases.items()} == {"preprocess": 1, "forward": 4, "postprocess": 1}
+    assert sum(row["launches"] for row in phases.values()) == pytest.approx(launches)
+    # and the share of the step a stage shows is the stage's own metric
+    preprocess = cli_json("get", str(cpu_trace), "preprocess_pct")["value"]
+    assert phases["preprocess"]["step_pct"] == pytest.approx(preprocess)
+    text = run_cli("phases", str(cpu_trace), env={"COLUMNS": "80"}).stdout
+    headers, _ = table_named(text, "Phases per measured step")
+    assert "launches (leaf ops)" in headers and "GPU ms" not in headers
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_gpu_summary_first_screen(gpu_trace, columns):
+    text = screen(gpu_trace, columns)
+    document = cli_json("summary", str(gpu_trace))
+    assert_first_screen_rules(text, columns)
+    assert_nulls_said_once(text, document)
+    assert "not applicable to a CPU profile" not in text
+    titles = list(tables(text))
+    assert any(t.startswith("Device time by category") for t in titles)
+    assert any(t.startswith("Top kernels per step") for t in titles)
+    assert not any(t.startswith("Top ops") for t in titles)
+    # kernels per phase print whole: the forward phase launches a whole number of kernels each step
+    headers, rows = table_named(text, "Phases per step")
+    forward = next(row for row in rows if row[0] == "forward")
+    kernels = next(p["kernels"] for p in document["phases"] if p["phase"] == "forward")
+    assert forward[headers.index("kernels")] == f"{round(kernels):,}"
+    # the verdict's share is the metric row's, the same whole named in both
+    m = document["metrics"]
+    assert document["verdict"]["bound"] == "communication"
+    assert f"{m['communication_pct']:.1f}% of kernel time" in document["verdict"]["reason"]
+    assert metric_cells(text)["communication_pct"] == (f"{m['communication_pct']:.2f}", "% of kernel time")
+    # the composition's share is another whole (copies included), and says so
+    headers, rows = table_named(text, "Device time by category")
+    share = {row[0]: row[headers.index("% of device time")] for row in rows}
+    communication = next(c["share_pct"] for c in document["categories"] if c["category"] == "communication")
+    assert share["communication"] == f"{communication:.2f}"
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_phase_shares_match_the_metrics_they_repeat(trace, columns):
+    # v100 workers0 is dataloader-bound: the verdict, the dataload row and dataload_pct are one number
+    path = trace("v100_resnet50_workers0")
+    document = cli_json("summary", str(path))
+    text = screen(path, columns)
+    assert_first_screen_rules(text, columns)
+    dataload = cli_json("get", str(path), "dataload_pct")["value"]
+    assert document["verdict"]["bound"] == "dataloader"
+    assert f"{dataload:.1f}% of each step" in document["verdict"]["reason"]
+    headers, rows = table_named(text, "Phases per step")
+    row = next(r for r in rows if r[0] == "dataload")
+    assert row[headers.index("% of step")] == f"{dataload:.2f}"
+
+
+def test_kernels_phase_filter_says_whose_share(gpu_trace):
+    result = run_cli("kernels", str(gpu_trace), "--phase", "forward", "--top", "3", env={"COLUMNS": "120"})
+    assert result.returncode == 0, result.stderr
+    headers, rows = table_named(result.stdout, "GPU kernels per measured step in phase forward")
+    assert "% of forward" in headers and len(rows) == 3
+    unfiltered = run_cli("kernels", str(gpu_trace), "--top", "3", env={"COLUMNS": "120"})
+    headers, _ = table_named(unfiltered.stdout, "GPU kernels per measured step")
+    assert "% of device time" in headers

@@ -1,0 +1,232 @@
+"""Issue #15 (part b): what a person reads. Counts are whole numbers, flags show no value type in
+--help, a typo gets a "did you mean", templated CUDA kernel names are shortened readably (the full
+name stays in --json), headers are never cut at 80 columns, and `report A --vs B` judges A against
+the baseline B. Every test runs the real CLI on the shared traces."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from conftest import cli_json, run_cli
+
+A100 = "a100_cutlass_adam_rank0"
+V100_W0, V100_W4 = "v100_resnet50_workers0", "v100_resnet50_workers4"
+
+
+# ---------------------------------------------------------------------------------------------
+# reading rich tables back from the terminal text
+
+
+def tables(text: str) -> list[dict]:
+    """Every table in `text`: its headers (a header wrapped over lines joined again) and its rows,
+    split at the column boundaries the ━━╇━━ rule under the header shows."""
+    lines = text.splitlines()
+    found = []
+    for at, line in enumerate(lines):
+        if "╇" not in line:
+            continue
+        cuts = [i for i, ch in enumerate(line) if ch == "╇"]
+
+        def cells(row: str) -> list[str]:
+            edges = [-2] + cuts + [len(line) + 2]
+            return [row[a + 2:b - 1].strip() for a, b in zip(edges, edges[1:])]
+
+        head = at
+        while head > 0 and "┃" in lines[head - 1]:
+            head -= 1
+        parts = [cells(row) for row in lines[head:at]]
+        headers = [" ".join(p[i] for p in parts if p[i]) for i in range(len(cuts) + 1)]
+        rows = []
+        for row in lines[at + 1:]:
+            if "│" not in row:
+                break
+            rows.append(cells(row))
+        found.append({"headers": headers, "rows": rows, "lines": lines[head:at + 1 + len(rows)]})
+    return found
+
+
+def terminal(*args: str, columns: int) -> str:
+    result = run_cli(*args, env={"COLUMNS": str(columns)})
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# counts
+
+
+def test_counts_print_as_whole_numbers(trace):
+    path = str(trace(A100))
+    doc = cli_json("kernels", path, "--top", "8")
+    (kernels,) = tables(terminal("kernels", path, "--top", "8", columns=200))
+    calls = kernels["headers"].index("calls/step")
+    for row, record in zip(kernels["rows"], doc["kernels"]):
+        shown = row[calls]
+        assert "." not in shown or record["calls_per_step"] < 10, shown  # 706, never 706.00
+        if record["calls_per_step"] >= 10:
+            assert int(shown.replace(",", "")) == round(record["calls_per_step"])
+    # the summary's headline says how many steps in a whole number
+    steps = cli_json("summary", path)["window"]["steps"]
+    head = terminal("summary", path, columns=200).splitlines()[0]
+    assert f" {steps} measured " in head and f" {float(steps)} measured " not in head
+
+
+def test_report_counts_are_whole_numbers(trace, tmp_path):
+    path = trace(A100)
+    launches = cli_json("summary", str(path))["metrics"]["launches_per_step"]
+    assert launches >= 10  # a count with decimals would show them
+    run_cli("report", str(path), "--out", str(tmp_path / "r.html"))
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    card = re.search(r'data-metric="launches_per_step">.*?<div class="v">([^<]*)<', page)
+    assert card and card.group(1) == f"{round(launches):,}"
+
+
+# ---------------------------------------------------------------------------------------------
+# --help
+
+
+def subcommands() -> list[str]:
+    import typer
+
+    from libreyolo_profile.cli import app
+
+    return sorted(typer.main.get_command(app).commands)
+
+
+@pytest.mark.parametrize("command", subcommands())
+def test_flags_show_no_value_type_in_help(command):
+    text = terminal(command, "--help", columns=200)
+    assert "--help" in text and "<bool>" not in text
+
+
+def test_options_with_values_keep_their_type_and_flags_lose_theirs():
+    text = terminal("kernels", "--help", columns=200)
+    top = next(line for line in text.splitlines() if "--top" in line)
+    json_flag = next(line for line in text.splitlines() if "--json" in line)
+    assert "<int>" in top and "<" not in json_flag
+
+
+def test_report_help_names_the_baseline():
+    text = " ".join(terminal("report", "--help", columns=200).split())
+    assert "the baseline" in text and "TRACE minus the baseline" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# close matches
+
+
+def test_get_suggests_the_nearest_metric(trace):
+    result = run_cli("get", str(trace(A100)), "step_msx")
+    assert result.returncode == 2 and "did you mean step_ms?" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_unknown_category_is_a_usage_error_with_a_suggestion(trace):
+    path = str(trace(A100))
+    result = run_cli("kernels", path, "--category", "gemn")
+    assert result.returncode == 2 and "did you mean gemm?" in result.stderr
+    assert "communication" in result.stderr and "elementwise" in result.stderr  # the valid categories
+    assert result.stdout == ""
+    # a substring of a real category still filters
+    rows = cli_json("kernels", path, "--category", "gem", "--top", "50")["kernels"]
+    assert rows and {r["category"] for r in rows} == {"gemm"}
+
+
+def test_unknown_phase_suggests_the_nearest(trace):
+    result = run_cli("kernels", str(trace(A100)), "--phase", "forwrd")
+    assert result.returncode == 2 and "did you mean forward?" in result.stderr
+
+
+def test_empty_query_over_cpu_profiles_says_why(trace, tmp_path):
+    from libreyolo_profile.store.disk.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
+
+    write_directory(profile_from_trace(trace("cpu_only_rank34")), tmp_path / "cpu" / "infer")
+    result = run_cli("query", "SELECT name, sum(ms_per_step) FROM kernels GROUP BY 1", str(tmp_path))
+    assert result.returncode == 0 and "no GPU profiles under the roots" in result.stderr
+    # an empty answer whose reason is not known says nothing
+    quiet = run_cli("query", "SELECT name FROM ops WHERE false", str(tmp_path))
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel names and headers
+
+
+def test_templated_kernel_name_is_shortened_and_json_keeps_it(trace):
+    path = str(trace(A100))
+    doc = cli_json("kernels", path, "--top", "20")
+    full = next(r["name"] for r in doc["kernels"] if r["name"].startswith("void multi_tensor_apply_kernel<"))
+    assert "AdamFunctor<float>" in full and "(int" in full  # --json keeps the whole signature
+    # by hand: `void ` and the parameter list go, the template arguments collapse
+    expected = full[len("void "):full.index("<")] + "<…>"
+    (table,) = tables(terminal("kernels", path, "--top", "20", columns=120))
+    names = [row[0] for row in table["rows"]]
+    assert expected in names
+    assert not any(name.startswith("void ") or "(int" in name for name in names)
+
+
+def test_kernel_rows_stay_one_line_at_80_columns(trace):
+    path = str(trace(A100))
+    top = len(cli_json("kernels", path, "--top", "12")["kernels"])
+    (table,) = tables(terminal("kernels", path, "--top", "12", columns=80))
+    assert len(table["rows"]) == top  # a row that wrapped would add lines
+    assert all(len(line) <= 80 for line in table["lines"])
+    assert all("…" in row[0] or len(row[0]) <= 40 for row in table["rows"])
+
+
+@pytest.mark.parametrize("args", [("kernels", A100, "--top", "12"), ("summary", A100), ("summary", "cpu_only_rank34"),
+                                  ("ops", A100, "--top", "8"), ("phases", V100_W0)])
+def test_headers_are_never_cut_at_80_columns(trace, args):
+    """Each table at 80 columns has the headers it has at 200 (some left out, none cut), and the
+    numbers in its rows are the same."""
+    command, name, *rest = args
+    narrow = tables(terminal(command, str(trace(name)), *rest, columns=80))
+    wide = tables(terminal(command, str(trace(name)), *rest, columns=200))
+    assert len(narrow) == len(wide) and narrow
+    for small, big in zip(narrow, wide):
+        assert set(small["headers"]) <= set(big["headers"]), (small["headers"], big["headers"])
+        assert all(len(line) <= 80 for line in small["lines"])
+        for header in small["headers"]:
+            i, j = small["headers"].index(header), big["headers"].index(header)
+            numbers = [row[i] for row in small["rows"] if re.fullmatch(r"-?[\d,]+(\.\d+)?", row[i] or "x")]
+            assert numbers == [row[j] for row in big["rows"] if re.fullmatch(r"-?[\d,]+(\.\d+)?", row[j] or "x")]
+
+
+# ---------------------------------------------------------------------------------------------
+# report A --vs B
+
+
+def _compare_row(page: str, metric: str) -> list[tuple[str, str]]:
+    """(class, text) of each cell in the compare table's row for `metric`."""
+    row = re.search(rf'<tr><td class="l"><code>{metric}</code></td>(.*?)</tr>', page)
+    assert row, metric
+    return re.findall(r'<td class="([^"]*)">([^<]*)</td>', row.group(1))
+
+
+@pytest.mark.parametrize("judged, baseline", [(V100_W0, V100_W4), (V100_W4, V100_W0)])
+def test_report_vs_judges_the_positional_profile_against_the_baseline(trace, tmp_path, judged, baseline):
+    out = tmp_path / "vs.html"
+    result = run_cli("report", str(trace(judged)), "--vs", str(trace(baseline)), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    assert "this profile (after)" in page and "baseline, --vs (before)" in page
+    assert "left (before)" not in page and "right (after)" not in page
+    # the page names which file is which
+    judged_line = re.search(r'<p class="sub">this profile \(after\): <code>([^<]*)</code>', page)
+    baseline_line = re.search(r'<p class="sub">baseline, --vs \(before\): <code>([^<]*)</code>', page)
+    assert html.unescape(judged_line.group(1)).endswith(trace(judged).name)
+    assert html.unescape(baseline_line.group(1)).endswith(trace(baseline).name)
+    # step_ms, lower is better: the delta is judged minus baseline, red (worse) when the judged one is slower
+    step_judged = cli_json("summary", str(trace(judged)))["metrics"]["step_ms"]
+    step_baseline = cli_json("summary", str(trace(baseline)))["metrics"]["step_ms"]
+    cells = _compare_row(page, "step_ms")
+    before, after, delta = cells[1], cells[2], cells[3]
+    assert before[1] == f"{step_baseline:.2f}" and after[1] == f"{step_judged:.2f}"
+    assert delta[1] == f"{step_judged - step_baseline:.2f}"
+    assert delta[0] == ("worse" if step_judged > step_baseline else "better")
+    assert ".worse{color:var(--worse)" in page  # the class is the red one
