@@ -230,3 +230,12 @@ def test_report_vs_judges_the_positional_profile_against_the_baseline(trace, tmp
     assert delta[1] == f"{step_judged - step_baseline:.2f}"
     assert delta[0] == ("worse" if step_judged > step_baseline else "better")
     assert ".worse{color:var(--worse)" in page  # the class is the red one
+
+
+def test_compare_prints_count_deltas_whole(trace):
+    """compare's table prints launches per step and its change as whole numbers, like every other screen."""
+    result = run_cli("compare", str(trace("v100_resnet50_workers0")), str(trace("v100_resnet50_workers4")))
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("launches_per_step"))
+    cells = [cell.strip() for cell in row.split("│")]
+    assert cells[1:4] == ["1,516", "1,543", "27"], row  # counts from the traces' ProfilerSteps (test_real_traces)

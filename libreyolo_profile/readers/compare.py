@@ -261,8 +261,8 @@ def _significance_cell(row: dict) -> str:
     return {"after": "[green]yes (better)[/]", "before": "[red]yes (worse)[/]"}.get(row["better"], "yes")
 
 
-def _with_std(mean, std) -> str:
-    return fmt(mean) if std is None else f"{fmt(mean)} ± {fmt(std)}"
+def _with_std(mean, std, unit: str | None = None) -> str:
+    return fmt(mean, unit=unit) if std is None else f"{fmt(mean, unit=unit)} ± {fmt(std)}"
 
 
 def show_comparison(c: dict) -> None:
@@ -282,8 +282,9 @@ def show_comparison(c: dict) -> None:
     for header, justify in headers:
         result.add_column(header, justify=justify, no_wrap=header == "metric")
     for r in c["metrics"]:
-        cells = [r["metric"], _with_std(r["before"], r["before_std"]), _with_std(r["after"], r["after_std"]),
-                 fmt(r["delta"]), fmt(r["delta_pct"], 1)]
+        unit = METRICS.get(r["metric"], ("",))[0]  # counts (launches, kernels per step) print whole
+        cells = [r["metric"], _with_std(r["before"], r["before_std"], unit),
+                 _with_std(r["after"], r["after_std"], unit), fmt(r["delta"], unit=unit), fmt(r["delta_pct"], 1)]
         if tested:
             cells += [fmt(r["threshold"]), _significance_cell(r)]
         result.add_row(*cells)
