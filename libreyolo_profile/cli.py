@@ -80,13 +80,16 @@ def run_cmd(
     report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
     exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    loss_item: bool = typer.Option(True, "--loss-item/--no-loss-item",
+                                   help="keep the trainer's per-step loss.item() logging (a device sync); "
+                                        "--no-loss-item departs from the trainer and is recorded in the profile"),
 ) -> None:
     """Profile a short training and write <project>/train/profile.json."""
     from libreyolo_profile.measure.options import RunOptions
 
     options = RunOptions(data=data, weights=weights, size=size, batch=batch, imgsz=imgsz, workers=workers, amp=amp,
                          steps=steps, warmup=warmup, repeat=repeat, device=device, project=project,
-                         overhead=overhead, exist_ok=exist_ok)
+                         overhead=overhead, exist_ok=exist_ok, loss_item=loss_item)
     from libreyolo_profile.measure.train import profile_run
 
     _show_measurement(profile_run(options, argv=sys.argv), report=report, as_json=as_json)

@@ -62,6 +62,32 @@ def trace_steps(trace: Path) -> tuple[list[str], set[str]]:
     return steps, phases
 
 
+HOST_READS = ("aten::item", "aten::_local_scalar_dense")  # a host read of a device scalar: a sync on a GPU
+
+
+def step_events(trace: Path) -> list[dict[str, list[tuple[float, float]]]]:
+    """Per ProfilerStep, in order: name -> the (start, end) of each complete event starting inside it."""
+    events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted((e for e in events if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    per_step = []
+    for step in steps:
+        inside: dict[str, list[tuple[float, float]]] = {}
+        for e in events:
+            if step["ts"] <= e["ts"] <= step["ts"] + step["dur"]:
+                inside.setdefault(e["name"], []).append((e["ts"], e["ts"] + e["dur"]))
+        per_step.append(inside)
+    return per_step
+
+
+def within(spans: list[tuple[float, float]], outer: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    return [s for s in spans if any(o[0] <= s[0] and s[1] <= o[1] for o in outer)]
+
+
+def optimizer_phase_reads(step: dict) -> dict[str, list[tuple[float, float]]]:
+    """The host reads in the step's `## optimizer ##` phase, where the trainer's logging reads sit."""
+    return {name: within(step.get(name, []), step["## optimizer ##"]) for name in HOST_READS}
+
+
 def readers_accept(sandbox, profile: Path) -> None:
     for name in READERS:
         r = cli(sandbox, name, str(profile), "--json", timeout=300)
@@ -144,8 +170,36 @@ def test_run_fixture_cpu(sandbox):
     steps, phases = trace_steps(out / "profile_trace.json")
     assert steps == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
     assert phases == {"## dataload ##", "## to_device ##", "## forward ##", "## backward ##", "## optimizer ##"}
+    # the trainer's step, in its order: zero_grad between forward and backward; after the optimizer
+    # step and EMA, the per-step logging reads loss.item() (+ the loss components), in every step
+    assert s["loss_item"] is True and s["departures"] == [] and "departs_from_trainer" not in doc["marks"]
+    for step in step_events(out / "profile_trace.json"):
+        zero_grads = step["Optimizer.zero_grad#SGD.zero_grad"]
+        assert zero_grads and within(zero_grads, step["## backward ##"]) == zero_grads
+        reads = optimizer_phase_reads(step)
+        assert len(reads["aten::item"]) >= 1 and len(reads["aten::_local_scalar_dense"]) == len(reads["aten::item"])
+        step_end = max(end for _, end in step["Optimizer.step#SGD.step"])
+        assert all(start >= step_end for start, _ in reads["aten::item"])
     assert_only(sandbox, "out")
     readers_accept(sandbox, out / "profile.json")
+
+
+def test_run_no_loss_item_departs_and_says_so(sandbox):
+    """--no-loss-item drops the trainer's logging reads from every step and is recorded, not silent."""
+    cwd, _, _ = sandbox
+    r = cli(sandbox, "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "2", "--imgsz", "64", "--steps", "2",
+            "--warmup", "1", "--workers", "0", "--no-overhead", "--no-report", "--no-loss-item", "--project", "out")
+    assert r.returncode == 0, r.stderr
+    out = cwd / "out" / "train"
+    doc = json.loads((out / "profile.json").read_text())
+    assert doc["settings"]["loss_item"] is False and doc["settings"]["departures"] == ["--no-loss-item"]
+    assert "--no-loss-item" in doc["marks"]["departs_from_trainer"]
+    assert "loss.item() logging is left out" in doc["settings"]["synchronization"]
+    steps = step_events(out / "profile_trace.json")
+    assert len(steps) == 2
+    for step in steps:
+        assert step["Optimizer.step#SGD.step"]  # the optimizer phase still ran its step
+        assert optimizer_phase_reads(step) == {name: [] for name in HOST_READS}
 
 
 def test_run_too_small_is_exit_3(sandbox):

@@ -208,3 +208,83 @@ def test_profiled_window_puts_each_call_in_its_own_profiler_step(tmp_path):
         step_start, step_end = ranges[f"ProfilerStep#{n + 1}"]
         work_start, work_end = ranges[f"## work{n} ##"]
         assert step_start <= work_start and work_end <= step_end
+
+
+# --- departures from LibreYOLO's trainer, and the step's order ---------------------------------
+
+
+def test_departures_are_options_named_by_their_cli_flag():
+    """Each departure is a RunOptions field defaulting to the trainer's behaviour, whose CLI flag exists."""
+    import dataclasses
+
+    import typer
+
+    from libreyolo_profile.cli import app
+    from libreyolo_profile.measure.options import TRAINER_DEPARTURES
+    from libreyolo_profile.store.document import marks
+
+    defaults = {f.name: f.default for f in dataclasses.fields(RunOptions)}
+    command = typer.main.get_command(app).get_command(None, "run")
+    flags = {flag for param in command.params for flag in (*param.opts, *param.secondary_opts)}
+    assert TRAINER_DEPARTURES
+    for field, (flag, _what) in TRAINER_DEPARTURES.items():
+        assert defaults[field] is True, field
+        assert flag in flags, flag
+    assert RunOptions(data="d.yaml").departures == {}
+    departed = RunOptions(data="d.yaml", loss_item=False).departures
+    assert list(departed) == ["--no-loss-item"]
+    sentence = marks.departs_from_trainer(departed)
+    assert "--no-loss-item" in sentence and departed["--no-loss-item"] in sentence
+
+
+class StepRecorder:
+    """Stands in for LibreYOLO's trainer around a real one-layer model: records the order of the
+    calls a training step makes (optimizer, backward via a gradient hook, EMA, logging, schedule)."""
+
+    def __init__(self):
+        import torch
+
+        self.calls: list[str] = []
+        self.model = torch.nn.Linear(2, 1)
+        self.model.weight.register_hook(lambda grad: self.calls.append("backward") or grad)
+        self.optimizer = self._recording_optimizer(torch.optim.SGD(self.model.parameters(), lr=0.1))
+        self.scaler = None
+        self.ema_model = type("Ema", (), {"update": lambda _self, model: self.calls.append("ema")})()
+
+    def _recording_optimizer(self, optimizer):
+        step, zero_grad = optimizer.step, optimizer.zero_grad
+        optimizer.step = lambda *a, **k: (self.calls.append("optimizer.step"), step(*a, **k))[1]
+        optimizer.zero_grad = lambda *a, **k: (self.calls.append("zero_grad"), zero_grad(*a, **k))[1]
+        return optimizer
+
+    def on_forward(self, imgs, targets):
+        self.calls.append("forward")
+        loss = (self.model(imgs) - targets).pow(2).mean()
+        return {"total_loss": loss, "box": loss.detach()}
+
+    def get_loss_components(self, outputs):
+        self.calls.append("loss components")
+        return {"box": float(outputs["box"])}
+
+    def _apply_scheduler(self, iteration):
+        self.calls.append(f"schedule {iteration}")
+
+
+# host reads per step with the logging: loss.item(), then float() of the recorder's one loss component
+@pytest.mark.parametrize("loss_item, logging, reads_per_step", [(True, ["loss components"], 1 + 1), (False, [], 0)])
+def test_train_step_runs_the_trainers_order(loss_item, logging, reads_per_step):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from libreyolo_profile.measure.train_step import TrainStep
+
+    trainer = StepRecorder()
+    step = TrainStep(trainer, torch.device("cpu"), None, loss_item=loss_item)
+    step.begin_pass([(torch.ones(4, 2), torch.zeros(4, 1))] * 2)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step(0, False)
+        step(1, False)
+    one_step = ["forward", "zero_grad", "backward", "optimizer.step", "ema", *logging]
+    assert trainer.calls == [*one_step, "schedule 1", *one_step, "schedule 2"]
+    reads = sum(e.count for e in prof.key_averages() if e.key == "aten::item")
+    assert reads == 2 * reads_per_step

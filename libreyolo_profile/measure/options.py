@@ -19,6 +19,14 @@ from libreyolo_profile.errors import UsageError
 AMP_DTYPES = ("float16", "bfloat16")
 AUTO_BATCH = -1  # `run --batch -1`: pick the batch from the device's memory
 
+# `run` measures LibreYOLO's training step as the trainer runs it; each way to depart from it is an
+# option, named here with what it changes, and recorded in the profile (settings.departures and the
+# `departs_from_trainer` mark). field name -> (the CLI flag that departs, what the step then does differently)
+TRAINER_DEPARTURES: dict[str, tuple[str, str]] = {
+    "loss_item": ("--no-loss-item", "the trainer's per-step logging reads (loss.item() and the loss components' "
+                                    ".cpu()) are skipped, and with them the host/device sync they force every step"),
+}
+
 
 def check_at_least(name: str, value: int, minimum: int = 1) -> None:
     if value < minimum:
@@ -80,6 +88,7 @@ class RunOptions:
     project: Path = Path("runs/profile")
     overhead: bool = True
     exist_ok: bool = False
+    loss_item: bool = True  # False departs from the trainer: see TRAINER_DEPARTURES
 
     def __post_init__(self) -> None:
         if self.batch != AUTO_BATCH:
@@ -93,6 +102,12 @@ class RunOptions:
     @property
     def auto_batch(self) -> bool:
         return self.batch == AUTO_BATCH
+
+    @property
+    def departures(self) -> dict[str, str]:
+        """The departures from LibreYOLO's training step this run was asked for: flag -> what it changes
+        (empty for a run that measures the step as the trainer runs it)."""
+        return {flag: what for field, (flag, what) in TRAINER_DEPARTURES.items() if not getattr(self, field)}
 
     @property
     def steps_per_trial(self) -> int:

@@ -7,9 +7,11 @@ YOLO9MosaicMixupDataset, create_dataloader with its collate and `--workers`), th
 param groups, the LR/momentum schedule, EMA and, on CUDA with --amp, the GradScaler. The trainer's
 save directory is pointed into the run's temporary directory inside --project and deleted with it.
 
-One measured step is measure/train_step.py's `TrainStep`. Its per-step `loss.item()` (logging) is
-left out: no host/device synchronization inside the window except one at the end of the last step
-(the GradScaler's own inf check on the fp16 path is part of LibreYOLO's AMP step and stays).
+One measured step is measure/train_step.py's `TrainStep`: the trainer's step in the trainer's order,
+its per-step logging reads (`loss.item()`, the loss components' `.cpu()`) and, on the fp16 path, the
+GradScaler's inf check included, because on a GPU those are real host/device syncs the profile must
+show. A departure from the trainer (`--no-loss-item`) is an option, listed in settings.departures and
+in the `departs_from_trainer` mark; a profile without them measured the step as LibreYOLO runs it.
 
 Each trial is a fresh pass over the training split: `--warmup` steps untraced, then `--steps`
 traced, all from that one pass (no epoch boundary, no validation, no checkpoint in the window).
@@ -106,6 +108,8 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
     batch, batch_rule = _pick_batch(opts, wrapper, imgsz, device, autocast_dtype, len(cfg["train_img_files"]))
     if opts.amp and not amp_active:
         marks[mark.AMP_INACTIVE] = mark.amp_inactive(device.type)
+    if opts.departures:
+        marks[mark.DEPARTS_FROM_TRAINER] = mark.departs_from_trainer(opts.departures)
     trainer = _build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp)
     available = len(trainer.train_loader.dataset)
     full_batches = check_loader_supply(opts, available, batch)
@@ -113,7 +117,7 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
         amp_active, autocast_dtype = False, None
     return Training(device=device, cfg=cfg, model_info=model_info, marks=marks, imgsz=imgsz, batch=batch,
                     batch_rule=batch_rule, amp_active=amp_active, trainer=trainer,
-                    step=TrainStep(trainer, device, autocast_dtype), available=available,
+                    step=TrainStep(trainer, device, autocast_dtype, loss_item=opts.loss_item), available=available,
                     full_batches=full_batches)
 
 
@@ -180,7 +184,7 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
                          + (", then the same steps unprofiled" if opts.overhead else ""), total) as advance:
         runner = TrialRunner(device, advance)
         seed_everything(trial_seed, device)
-        step.model.train()
+        _start_epoch(training)
         step.begin_pass(training.trainer.train_loader)
         runner.warmup(step, opts.warmup)
         retries = profiler.cuda_memory_reset(device)
@@ -194,6 +198,15 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
         if start is not None:
             plain_ms = _replay_unprofiled(training, opts, runner, start, trial_seed)
     return _capture(trace_path, training.batch, mem, window.call_ms, window.window_ms, plain_ms, opts.steps, device)
+
+
+def _start_epoch(training: Training) -> None:
+    """What the trainer's `_train_epoch` does before its first batch: train mode, frozen BatchNorms
+    (if any layers are frozen) back to eval."""
+    training.step.model.train()
+    enforce_frozen_bn_eval = getattr(training.trainer, "_enforce_frozen_bn_eval", None)
+    if callable(enforce_frozen_bn_eval):
+        enforce_frozen_bn_eval()
 
 
 def _replay_unprofiled(training: Training, opts: RunOptions, runner: TrialRunner, start: dict,
@@ -256,16 +269,27 @@ def _settings(opts: RunOptions, training: Training) -> dict:
         "window": (f"{warmup} warmup + {steps} measured batches from one fresh shuffled pass over "
                    f"{training.available} training images ({training.full_batches} full batches, last incomplete "
                    "batch dropped); no validation, checkpoint or epoch boundary inside"),
-        "step_scope": ("dataload (next batch) | to_device | forward+loss"
+        "step_scope": ("LibreYOLO's trainer step in its order: dataload (next batch) | to_device | forward+loss"
                        + (" (CUDA autocast float16)" if amp_active else "")
-                       + " | backward | optimizer step + zero_grad + EMA update + LR/momentum schedule"),
+                       + " | backward: zero_grad, backward (+ the trainer's clipping if configured)"
+                       + " | optimizer: optimizer step + EMA update"
+                       + (" + loss.item() and loss-component logging reads" if opts.loss_item else "")
+                       + " + LR/momentum schedule"),
         "synchronization": ("one device synchronize at the end of the last measured step"
                             + ("; GradScaler.step checks for inf/nan on the host every step (LibreYOLO's fp16 AMP path)"
                                if amp_active else "")
-                            + "; LibreYOLO's per-step loss.item() logging is omitted"),
+                            + _logging_reads(opts.loss_item)),
+        "loss_item": opts.loss_item,
+        "departures": list(opts.departures),
         "torch_threads": torch.get_num_threads(),
         "profiler": profiler.profiler_settings(training.device),
     }
+
+
+def _logging_reads(loss_item: bool) -> str:
+    if loss_item:
+        return "; the trainer's per-step loss.item() and loss-component .cpu() read the device every step"
+    return "; the trainer's per-step loss.item() logging is left out (--no-loss-item)"
 
 
 def _optimizer_desc(trainer) -> dict:

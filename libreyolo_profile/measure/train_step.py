@@ -1,11 +1,25 @@
 """One training step of LibreYOLO's loop, as the trial loop (measure/trials.py) calls it, and the
 state it needs to replay a trial without the profiler.
 
-A step = `## dataload ##` (next batch), `## to_device ##`, `## forward ##` (forward and loss, under
-CUDA autocast when AMP is active), `## backward ##`, `## optimizer ##` (scaler/optimizer step,
-zero_grad, EMA update, LR/momentum schedule). LibreYOLO's trainer does zero_grad before the
-backward; doing it after the step (set_to_none) leaves the same gradients for the next backward and
-keeps the phases contiguous.
+The step does what LibreYOLO 1.6's `BaseTrainer._train_epoch` does for one batch, in its order:
+next batch; images and targets to the device (non_blocking); forward and loss (under CUDA autocast
+when AMP is active); `optimizer.zero_grad()`; backward (scaled by the GradScaler under AMP), with
+the trainer's gradient clipping when its config asks for it; scaler/optimizer step; EMA update; the
+per-step logging reads `loss.item()` and `get_loss_components()` (one `.cpu()` of the stacked
+components); LR/momentum schedule. On a GPU the logging reads are a real host/device sync every
+step: exactly what the profile must show.
+
+Our phases tile the step, so each piece of the trainer's loop sits in one of them:
+`## dataload ##` (next batch), `## to_device ##`, `## forward ##` (forward and loss), `## backward ##`
+(zero_grad, then backward and clipping), `## optimizer ##` (scaler/optimizer step, EMA update,
+logging reads, schedule).
+
+Left out because they do nothing for a single-process LibreYOLO9 run: the DDP loss scaling (identity
+outside DDP), the distiller hooks (no teacher), multi-scale batches, CUDA-graph/compile routing
+(off by default; `on_forward` is the eager path it falls back to), and the tqdm bar's postfix (host
+string formatting; our own progress bar ticks in its place). Anything else left out is a departure,
+chosen by an option and recorded in the profile (measure/options.py TRAINER_DEPARTURES):
+`loss_item=False` (`--no-loss-item`) skips the logging reads.
 """
 
 from __future__ import annotations
@@ -19,7 +33,7 @@ class TrainStep:
     """Steps of one pass over the training loader: `begin_pass(loader)`, then `step(index, annotate)`
     per batch (the trial loop's `Call`), then `end_pass()`."""
 
-    def __init__(self, trainer, device, autocast_dtype):
+    def __init__(self, trainer, device, autocast_dtype, *, loss_item: bool = True):
         import torch
         from torch.profiler import record_function
 
@@ -32,6 +46,7 @@ class TrainStep:
         self.ema = trainer.ema_model
         self.device = device
         self.autocast_dtype = autocast_dtype
+        self.loss_item = loss_item  # the trainer's per-step logging reads (a sync on a GPU)
         self.iteration = 0  # schedule position, like the trainer's current_iter
         self.batches = None  # the current pass's loader iterator
         apply = getattr(trainer, "_apply_scheduler", None)
@@ -50,36 +65,62 @@ class TrainStep:
 
     def step(self, index: int, annotate: bool) -> None:
         """The next step of the pass (`index` is the loop's count; batches come in loader order)."""
-        torch = self.torch
         with self._phase("dataload", annotate):
             batch = next(self.batches)
         with self._phase("to_device", annotate):
             imgs = batch[0].to(self.device, non_blocking=True)
             targets = batch[1].to(self.device, non_blocking=True)
         with self._phase("forward", annotate):
-            if self.autocast_dtype is not None:
-                with torch.autocast("cuda", dtype=self.autocast_dtype):
-                    loss = self.trainer.on_forward(imgs, targets)["total_loss"]
-            else:
-                loss = self.trainer.on_forward(imgs, targets)["total_loss"]
+            outputs = self._forward(imgs, targets)
+            loss = outputs["total_loss"]
         with self._phase("backward", annotate):
-            if self.scaler is not None:
-                self.scaler.scale(loss).backward()
-            else:
-                loss.backward()
+            self.optimizer.zero_grad()  # the trainer's call: set_to_none, between forward and backward
+            self._backward(loss)
         with self._phase("optimizer", annotate):
-            if self.scaler is not None:
-                self.scaler.step(self.optimizer)
-                self.scaler.update()
-            else:
-                self.optimizer.step()
-            self.optimizer.zero_grad(set_to_none=True)
+            self._optimizer_step()
             if self.ema is not None:
                 self.ema.update(self.model)
+            if self.loss_item:
+                self._log_loss(loss, outputs)
+            del outputs, loss  # as the trainer: no reference to this step's graph outlives it
             self.iteration += 1
             if self._apply_scheduler is not None:
                 self._apply_scheduler(self.iteration)
-        del loss
+
+    def _forward(self, imgs, targets) -> dict:
+        if self.autocast_dtype is None:
+            return self.trainer.on_forward(imgs, targets)
+        with self.torch.autocast("cuda", dtype=self.autocast_dtype):
+            return self.trainer.on_forward(imgs, targets)
+
+    def _backward(self, loss) -> None:
+        """Backward, then the trainer's clipping where its config sets clip_max_norm (under AMP the
+        gradients are unscaled first, as the trainer does)."""
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if self._clips_gradients():
+            if self.scaler is not None:
+                self.scaler.unscale_(self.optimizer)
+            self.trainer._clip_gradients()
+
+    def _clips_gradients(self) -> bool:
+        should_clip = getattr(self.trainer, "_should_clip_gradients", None)
+        return bool(should_clip()) if callable(should_clip) else False
+
+    def _optimizer_step(self) -> None:
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
+
+    def _log_loss(self, loss, outputs: dict) -> None:
+        """The trainer's per-step logging reads: the loss to a Python float, then the loss components
+        (YOLO9's `get_loss_components` moves them to the host with one `.cpu()`). Values unused."""
+        float(loss.item())
+        self.trainer.get_loss_components(outputs)
 
     __call__ = step
 

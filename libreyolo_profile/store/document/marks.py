@@ -22,6 +22,7 @@ WINDOW_FALLBACK = "window_fallback"
 
 RANDOM_WEIGHTS = "random_weights"
 AMP_INACTIVE = "amp_inactive"
+DEPARTS_FROM_TRAINER = "departs_from_trainer"
 
 # -- marks of a profile converted from LibreYOLO's built-in profiler (store/document/builtin.py) ---------
 
@@ -86,6 +87,12 @@ def random_weights_named(weights) -> str:
 
 def amp_inactive(device_type: str) -> str:
     return f"AMP requested (--amp) but LibreYOLO's AMP path is CUDA-only; this {device_type.upper()} run is fp32"
+
+
+def departs_from_trainer(departures: dict[str, str]) -> str:
+    """A `run` whose step differs from LibreYOLO's trainer by the options asked for: {flag: what it changes}."""
+    return ("the measured training step departs from LibreYOLO's trainer: "
+            + "; ".join(f"{flag}: {what}" for flag, what in departures.items()))
 
 
 def imported_builtin() -> str:
