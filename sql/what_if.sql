@@ -9,10 +9,18 @@
 --   any other verdict        → the model GPU utilization picks (< threshold: 'launches', else
 --                               'gpu-work'; a CPU profile: 'cpu-ops'), capped at the part of the
 --                               step that is not the bottleneck (step_ms − bottleneck_ms).
+-- With a blame (sql/blame.sql; every profile but a built-in import) the bottleneck is the blame's share of
+-- the verdict's causes, and the step never shrinks below the device work that remains on its critical
+-- path: device_busy_ms (the blame's device-busy causes) minus the GPU time removed. The launch model then
+-- prices a launch at $blame_launch_us — the blame's launching time per step ÷ launches per step, the host
+-- time per launch while the device idled — not per_launch_host_us, which also holds syncs and CPU work.
 -- Binds: $bound, $device_type ('gpu' | 'cpu'), $gpu_util_pct, $util_threshold (the verdict's 80),
 --        $step_ms, $throughput_img_s, $per_launch_host_us, $kernel_gap_us,
 --        $dataload_pct, $to_device_pct, $sync_pct, $preprocess_pct, $postprocess_pct (the shares a
---        non-launch verdict may name), $category (VARCHAR or NULL), $launches (BIGINT or NULL).
+--        non-launch verdict may name), $category (VARCHAR or NULL), $launches (BIGINT or NULL),
+--        $blame_bottleneck_pct (the blame share of the verdict's causes; NULL without a blame or for a
+--        verdict the model addresses directly), $device_busy_pct (the blame's device-busy share, % of
+--        the step; NULL without a blame), $blame_launch_us (NULL without a blame).
 -- Reads: kernels (one profile's kernels table). One row per requested change ('category',
 -- 'launches'), each carrying the totals of the projection that applies them all.
 WITH model AS (
@@ -28,14 +36,15 @@ WITH model AS (
 ),
 bottleneck AS (
     -- ms per step the verdict's bottleneck takes; NULL where the verdict names no separable part
-    SELECT CASE $bound
-               WHEN 'dataloader' THEN $step_ms * $dataload_pct / 100
-               WHEN 'transfer' THEN $step_ms * $to_device_pct / 100
-               WHEN 'sync' THEN $step_ms * $sync_pct / 100
-               WHEN 'preprocess' THEN $step_ms * $preprocess_pct / 100
-               WHEN 'postprocess' THEN $step_ms * $postprocess_pct / 100
-               WHEN 'communication' THEN (SELECT coalesce(sum(ms_per_step), 0) FROM kernels
-                                          WHERE category = 'communication')
+    SELECT CASE
+               WHEN $blame_bottleneck_pct IS NOT NULL THEN $step_ms * $blame_bottleneck_pct / 100
+               WHEN $bound = 'dataloader' THEN $step_ms * $dataload_pct / 100
+               WHEN $bound = 'transfer' THEN $step_ms * $to_device_pct / 100
+               WHEN $bound = 'sync' THEN $step_ms * $sync_pct / 100
+               WHEN $bound = 'preprocess' THEN $step_ms * $preprocess_pct / 100
+               WHEN $bound = 'postprocess' THEN $step_ms * $postprocess_pct / 100
+               WHEN $bound = 'communication' THEN (SELECT coalesce(sum(ms_per_step), 0) FROM kernels
+                                                   WHERE category = 'communication')
            END AS ms
 ),
 removed_category AS (
@@ -45,7 +54,7 @@ removed_category AS (
 parts AS (
     SELECT 1 AS position, 'category' AS part, $category AS target,
            c.launches AS launches_removed, c.gpu_ms AS gpu_ms_removed,
-           CASE m.name WHEN 'launches' THEN c.launches * $per_launch_host_us / 1000
+           CASE m.name WHEN 'launches' THEN c.launches * coalesce($blame_launch_us, $per_launch_host_us) / 1000
                        WHEN 'gpu-work' THEN c.gpu_ms END AS saved_ms
     FROM removed_category c, model m
     WHERE $category IS NOT NULL
@@ -54,22 +63,31 @@ parts AS (
            CAST($launches AS DOUBLE),
            CASE WHEN m.name = 'gpu-work' THEN $launches * $kernel_gap_us / 1000 END,
            CASE m.name WHEN 'gpu-work' THEN $launches * $kernel_gap_us / 1000
+                       WHEN 'launches' THEN $launches * coalesce($blame_launch_us, $per_launch_host_us) / 1000
                        ELSE $launches * $per_launch_host_us / 1000 END
     FROM model m
     WHERE $launches IS NOT NULL
 ),
 totals AS (
     SELECT -- NULL when any part cannot be estimated (a null input), never a partial sum
-           CASE WHEN count(saved_ms) = count(*) THEN sum(saved_ms) END AS uncapped_ms
+           CASE WHEN count(saved_ms) = count(*) THEN sum(saved_ms) END AS uncapped_ms,
+           coalesce(sum(gpu_ms_removed), 0) AS gpu_ms_removed
     FROM parts
 ),
+floors AS (
+    -- the device work left on the critical path after the change, ms per step (NULL without a blame)
+    SELECT greatest($step_ms * $device_busy_pct / 100 - t.gpu_ms_removed, 0) AS remaining_device_ms
+    FROM totals t
+),
+caps AS (
+    SELECT least(CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0) ELSE $step_ms END,
+                 coalesce($step_ms - f.remaining_device_ms, $step_ms)) AS cap_ms
+    FROM model m, bottleneck b, floors f
+),
 projection AS (
-    SELECT t.uncapped_ms,
-           CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0) ELSE $step_ms END AS cap_ms,
-           least(t.uncapped_ms, CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0)
-                                     ELSE $step_ms END) AS saved_ms,
-           b.ms AS bottleneck_ms, m.name AS model, m.capped_by_verdict
-    FROM totals t, model m, bottleneck b
+    SELECT t.uncapped_ms, c.cap_ms, least(t.uncapped_ms, c.cap_ms) AS saved_ms,
+           b.ms AS bottleneck_ms, f.remaining_device_ms, m.name AS model, m.capped_by_verdict
+    FROM totals t, model m, bottleneck b, floors f, caps c
 )
 SELECT
     -- which change this row is: 'category' | 'launches'
@@ -88,7 +106,10 @@ SELECT
     j.capped_by_verdict,
     -- ms per step the verdict's bottleneck takes (NULL where it names no separable part)
     j.bottleneck_ms,
-    -- the most the changes can save, ms per step
+    -- the device work left on the critical path after the changes, ms per step (NULL without a blame)
+    j.remaining_device_ms,
+    -- the most the changes can save, ms per step: never past the verdict's bottleneck nor below the
+    -- device work that remains
     j.cap_ms,
     -- the sum of the parts, before the cap, ms per step
     j.uncapped_ms,

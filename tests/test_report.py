@@ -259,7 +259,10 @@ def test_reports_are_written_where_expected_and_self_contained(reports, work):
     # a profile of ours in a writable directory: the report goes beside it
     assert path == (work / "cpu_profile" / "infer" / "report.html").resolve()
     assert doc["kind"] == "infer" and "steps" in doc["charts"] and "latency" in doc["charts"]
-    assert reports["a100"][1]["charts"][:1] == ["steps"] and "categories" in reports["a100"][1]["charts"]
+    # the blame bars come first, right under the verdict they decide (issue 12 item 5), then the steps
+    a100_charts = reports["a100"][1]["charts"]
+    assert a100_charts[0] == "blame" and a100_charts[a100_charts.count("blame")] == "steps"
+    assert "categories" in a100_charts
     assert reports["v100_vs"][1]["charts"].count("steps") == 2  # both sides
     for path, doc in reports.values():
         page = path.read_text(encoding="utf-8")
@@ -422,7 +425,7 @@ def test_summary_draws_terminal_charts_that_json_leaves_out(trace):
     lines = text.stdout.splitlines()
     step_bar = next(line for line in lines if line.startswith("step ▕"))
     assert step_bar.count("█") == 60  # the stacked phase bar is always the full width
-    # its legend, with the dataloader-bound share: % of step, the figure the verdict quotes (39.0%)
+    # its legend, with the dataload share: % of step, the figure the phases table shows (39.0%)
     assert "dataload 39%" in text.stdout
     gemm = next(line for line in lines if line.startswith("gemm "))
     assert "█████████████" in gemm  # 66 % of 20 cells
@@ -449,6 +452,7 @@ def test_vs_report_goes_beside_the_first_profile_under_its_own_name(tmp_path, tr
     right = profile_dir_from_trace(trace("v100_resnet50_workers4"), tmp_path / "b" / "train")
     doc = report(str(left), "--vs", str(right), cwd=tmp_path, cache=cache)
     assert Path(doc["out"]) == (left / "report_vs.html").resolve()
+    # by their blame (SPEC §11), below 80% device-busy: workers0 idles waiting for data, workers4 does not
     assert doc["bound"] == "dataloader" and doc["vs_bound"] != "dataloader"
     assert not (right / "report_vs.html").exists() and not (left / "report.html").exists()
 

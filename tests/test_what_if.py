@@ -15,6 +15,11 @@ import pytest
 from conftest import require_traces, run_cli
 
 UTIL_THRESHOLD = 80.0  # SPEC §5/§6: below it launches, at or above it GPU work
+# SPEC §11: with a blame, the bottleneck of an indirect verdict is the blame share of its causes, and the
+# step never shrinks below the device work left on its critical path (the device-busy causes of the blame)
+BOTTLENECK_CAUSES = {"sync": ("sync_bubble",), "dataloader": ("dataload",),
+                     "cold-start": ("allocator", "module_loading"), "idle-window": ("unexplained_idle",)}
+DEVICE_CAUSES = ("gemm_conv", "attention", "memory_bound", "device_other", "communication", "memcpy_memset")
 
 
 @pytest.fixture(scope="module")
@@ -48,27 +53,34 @@ def inputs(traces, tmp_path_factory):
 
 
 def expected(metrics: dict, kernels: list[dict], category: str | None, launches: int | None) -> dict:
-    """SPEC §6, for the verdicts these traces carry (host-launch, dataloader, communication)."""
+    """SPEC §6 as §11 amends it, for the verdicts these traces carry: a launch costs the blame's launching
+    time per step ÷ launches per step; an indirect verdict caps the saving at step − its blamed time; no
+    saving goes past the device work that remains (device-busy blame − the GPU time removed)."""
     bound, util = metrics["bound"], metrics["gpu_util_pct"]
-    plh, gap, step = metrics["per_launch_host_us"], metrics["kernel_gap_us"], metrics["step_ms"]
+    gap, step = metrics["kernel_gap_us"], metrics["step_ms"]
+    launch_cost = metrics["blame_launching_pct"] * step * 10 / metrics["launches_per_step"]  # µs per launch
     launch_model = bound == "host-launch" or (bound not in ("gpu-compute", "gpu-memory") and util < UTIL_THRESHOLD)
-    parts = []
+    parts, gpu_removed = [], 0.0
     if category is not None:
         rows = [k for k in kernels if k["category"] == category]
         calls, gpu_ms = sum(k["calls_per_step"] for k in rows), sum(k["ms_per_step"] for k in rows)
-        parts.append(calls * plh / 1000 if launch_model else gpu_ms)
+        parts.append(calls * launch_cost / 1000 if launch_model else gpu_ms)
+        gpu_removed += gpu_ms
     if launches is not None:
-        parts.append(launches * (plh if launch_model else gap) / 1000)
+        parts.append(launches * (launch_cost if launch_model else gap) / 1000)
+        gpu_removed += 0.0 if launch_model else launches * gap / 1000
     cap = step
-    if bound == "dataloader":
-        cap = step * (1 - metrics["dataload_pct"] / 100)
-    elif bound == "communication":
-        cap = step - sum(k["ms_per_step"] for k in kernels if k["category"] == "communication")
+    if bound in BOTTLENECK_CAUSES:
+        cap = step * (1 - sum(metrics[f"blame_{c}_pct"] or 0 for c in BOTTLENECK_CAUSES[bound]) / 100)
+    device_busy = step * sum(metrics[f"blame_{c}_pct"] or 0 for c in DEVICE_CAUSES) / 100
+    remaining_device = max(device_busy - gpu_removed, 0.0)
+    cap = min(cap, step - remaining_device)
     saved = min(sum(parts), cap)
-    return {"parts": parts, "saved": saved, "cap": cap, "capped": sum(parts) > cap,
+    return {"parts": parts, "saved": saved, "cap": cap, "capped": sum(parts) > cap, "remaining": remaining_device,
             "model": "launches" if launch_model else "gpu-work",
             "projected_step": step - saved,
-            "projected_throughput": metrics["throughput_img_s"] * step / (step - saved)}
+            "projected_throughput": (None if metrics["throughput_img_s"] is None  # h100: no images per step
+                                     else metrics["throughput_img_s"] * step / (step - saved))}
 
 
 def what_if(data: dict, *args: str) -> dict:
@@ -77,12 +89,14 @@ def what_if(data: dict, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
-CASES = [  # trace, its verdict (a precondition), the options
+CASES = [  # trace, its verdict from the blame (a precondition), the options
     ("v100_resnet50_workers0", "dataloader", ("elementwise", None)),
     ("v100_resnet50_workers0", "dataloader", (None, 100)),
     ("v100_resnet50_workers4", "host-launch", ("elementwise", 100)),
-    ("a100_cutlass_adam_rank0", "communication", ("elementwise", None)),
-    ("a100_cutlass_adam_rank0", "communication", (None, 100)),
+    ("a100_cutlass_adam_rank0", "sync", ("elementwise", None)),
+    ("a100_cutlass_adam_rank0", "sync", (None, 100)),
+    ("h100_vit_image_classifier", "host-launch", (None, 100)),
+    ("mi250_rocm_minitoy", "cold-start", (None, 5)),
 ]
 
 
@@ -105,6 +119,8 @@ def test_saving_follows_the_formula_of_the_profiles_verdict(inputs, name, bound,
     assert got["projected"]["throughput_img_s"] == pytest.approx(want["projected_throughput"])
     assert got["saved_pct"] == pytest.approx(100 * want["saved"] / data["metrics"]["step_ms"])
     assert got["inputs"]["per_launch_host_us"] == pytest.approx(data["metrics"]["per_launch_host_us"])
+    assert got["inputs"]["remaining_device_ms"] == pytest.approx(want["remaining"])
+    assert got["projected"]["step_ms"] >= want["remaining"] - 1e-9  # never below the device work left
     assert got["inputs"]["kernel_gap_us"] == pytest.approx(data["metrics"]["kernel_gap_us"])
     if category:
         part = got["parts"][0]
@@ -112,24 +128,25 @@ def test_saving_follows_the_formula_of_the_profiles_verdict(inputs, name, bound,
             sum(k["calls_per_step"] for k in data["kernels"] if k["category"] == category))
     caveat = got["caveat"]
     assert "approximation" in caveat and "second measurement" in caveat
-    if bound != "host-launch":
+    if bound not in ("host-launch", "gpu-compute", "gpu-memory"):
         assert f"{bound}-bound" in caveat  # an indirect verdict: the caveat names the bottleneck
 
 
-def test_dataloader_bound_text_output_prints_the_capped_projection(inputs):
-    data = inputs("v100_resnet50_workers0")
+def test_sync_bound_text_output_prints_the_projection(inputs):
+    """The cutlass trace is sync-bound by its blame: the text prints the saving, the projection and a
+    caveat naming the sync bottleneck and the device work that remains."""
+    data = inputs("a100_cutlass_adam_rank0")
     want = expected(data["metrics"], data["kernels"], "elementwise", 100)
-    assert want["capped"]  # 991 launches × 115 µs exceed the non-dataload part of the step
     result = run_cli("what-if", str(data["path"]), "--remove-category", "elementwise", "--remove-launches", "100",
                      env=data["env"])
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
     assert f"saving: {want['saved']:.3f} ms per step" in text
-    assert f"capped from {sum(want['parts']):.3f} ms" in text
+    assert (f"capped from {sum(want['parts']):.3f} ms" in text) is want["capped"]
     projected = next(line for line in result.stdout.splitlines() if line.startswith("projected"))
     assert float(projected.split()[2]) == pytest.approx(want["projected_step"], abs=0.0011)  # printed to 3 places
     assert "remove category elementwise" in text and "remove 100 launches" in text
-    assert "caveat:" in text and "dataloader-bound" in text
+    assert "caveat:" in text and "sync-bound" in text and "device work left on its critical path" in text
 
 
 def test_a_gpu_bound_verdict_models_gpu_work_removed(inputs, tmp_path):
@@ -174,3 +191,28 @@ def test_usage_errors_exit_2_with_what_would_be_valid(inputs, traces):
     cpu = traces / "cpu_only_rank34.json.gz"
     assert "CPU profile has no kernel categories" in fails("--remove-category", "gemm", path=cpu)
     assert "no launches" in fails("--remove-launches", "1", path=cpu)
+
+
+GPU_TRACES = ["a100_alexnet_no_profilerstep", "a100_cutlass_adam_rank0", "h100_vit_image_classifier",
+              "mi250_rocm_minitoy", "v100_resnet50_workers0", "v100_resnet50_workers4", "v100_resnet_ddp_ns_resolution"]
+
+
+@pytest.mark.parametrize("name", GPU_TRACES)
+def test_projection_never_goes_below_the_device_work_that_remains(inputs, name):
+    """SPEC §11 / issue 12 item 4: remove the heaviest category and every launch of the step — the most
+    any change can ask — and the projected step still holds the device-busy time of the blame, less the
+    GPU time removed."""
+    data = inputs(name)
+    m, kernels = data["metrics"], data["kernels"]
+    by_category: dict[str, float] = {}
+    for k in kernels:
+        by_category[k["category"]] = by_category.get(k["category"], 0.0) + k["ms_per_step"]
+    heaviest = max(by_category, key=by_category.get)
+    launches = int(m["launches_per_step"])
+    got = what_if(data, "--remove-category", heaviest, "--remove-launches", str(launches))
+    want = expected(m, kernels, heaviest, launches)
+    device_busy = m["step_ms"] * sum(m[f"blame_{c}_pct"] or 0 for c in DEVICE_CAUSES) / 100
+    assert device_busy > 0
+    assert got["inputs"]["remaining_device_ms"] == pytest.approx(want["remaining"])
+    assert got["projected"]["step_ms"] >= want["remaining"] - 1e-6
+    assert got["saved_ms"] == pytest.approx(want["saved"])

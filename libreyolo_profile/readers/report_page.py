@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile
 from libreyolo_profile.output.terminal import fmt_count
-from libreyolo_profile.readers.report_svg import (CATEGORY_COLORS, GPU_OVERLAY, PHASE_COLORS, color_for, esc,
-                                                  hbars, histogram, legend, num, share_bar, step_bars, step_peak)
+from libreyolo_profile.readers.report_svg import (CATEGORY_COLORS, GPU_OVERLAY, PHASE_COLORS, blame_section,
+                                                  color_for, esc, hbars, histogram, legend, num, share_bar, step_bars, step_peak)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
@@ -171,6 +171,12 @@ def verdict(side: dict) -> str:
             f'<div class="next">next: {esc(v.get("next_step"))}</div></div>')
 
 
+def blame(side: dict, width: int) -> str:
+    s = side["summary"]
+    noun = "call" if s["profile"]["kind"] == "infer" else "step"
+    return blame_section(s.get("blame") or {}, s["verdict"].get("bound"), noun, width)
+
+
 def cards(side: dict) -> str:
     s = side["summary"]
     metrics, reasons = s["metrics"], s["null_reasons"]
@@ -324,7 +330,7 @@ def all_metrics(side: dict) -> str:
 def single_page(side: dict) -> str:
     s = side["summary"]
     body = ("<h1>libreyolo profile report</h1>" + header(side) + marks(side) + verdict(side) + cards(side)
-            + steps_section(side) + phases_section(side, compact=False) + latency_section(side)
+            + blame(side, WIDE) + steps_section(side) + phases_section(side, compact=False) + latency_section(side)
             + composition_section(side) + kernels_section(side, compact=False) + ops_section(side, compact=False)
             + "<h2>All metrics</h2>" + all_metrics(side))
     return _page(f"profile report · {s['profile']['kind']} · {s['verdict'].get('bound')}", body, side["producer"])
@@ -361,7 +367,7 @@ def compare_table(c: dict) -> str:
 
 def _side_column(side: dict, label: str, y_top: float) -> str:
     return (f'<section class="side" data-side="{esc(label)}"><h2>{esc(label)}</h2>' + header(side) + marks(side)
-            + verdict(side) + cards(side) + steps_section(side, compact=True, y_top=y_top)
+            + verdict(side) + cards(side) + blame(side, NARROW) + steps_section(side, compact=True, y_top=y_top)
             + phases_section(side, compact=True) + latency_section(side, compact=True)
             + composition_section(side, compact=True) + kernels_section(side, compact=True)
             + ops_section(side, compact=True) + "</section>")

@@ -19,6 +19,14 @@ CATEGORY_COLORS = {
     "memcpy": "#7f8c8d", "memset": "#b4bcc2", "optimizer": "#16a085", "nms/sort": "#d35400",
     "communication": "#8e2c22", "other": "#a0a7ad",
 }
+# blame causes (sql/blame.sql): device work in the category colours, host causes in their own
+BLAME_COLORS = {
+    "gemm_conv": "#3a7bd5", "attention": "#2e86c1", "memory_bound": "#e0554f", "device_other": "#a0a7ad",
+    "communication": "#8e2c22", "memcpy_memset": "#7f8c8d", "sync_bubble": "#c0399b", "module_loading": "#d35400",
+    "allocator": "#f0932b", "dataload": "#e8a317", "launching": "#27ae60", "cpu_work": "#16a085",
+    "unexplained_idle": "#d5d8dc", "cpu_gemm_conv": "#3a7bd5", "cpu_other_ops": "#2e86c1",
+    "cpu_communication": "#8e2c22", "framework_overhead": "#27ae60",
+}
 _FALLBACK = ["#5d6d7e", "#c39bd3", "#76d7c4", "#f0b27a", "#85929e", "#f1948a"]
 GPU_OVERLAY = "#1b1f24"
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
@@ -224,3 +232,21 @@ def histogram(values: list[float], markers: list[tuple[str, float | None]], widt
     parts.append(f'<text x="{(left + right) / 2:.0f}" y="{height - 6}" text-anchor="middle" class="axis">latency per call (ms)</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def blame_section(blame: dict, bound: str | None, noun: str, width: int, steps_shown: int = 10) -> str:
+    """The blame (summary_document's "blame") as one 100 % bar per step and one for all steps, the
+    verdict beside the total; empty where the profile has no blame."""
+    if not blame or not blame.get("steps"):
+        return ""
+
+    def bar(causes: dict) -> str:
+        return share_bar([(c, v, color_for(c, BLAME_COLORS)) for c, v in causes.items()], "blame", width=width)
+
+    rows = "".join(f'<p class="note">{esc(noun)} {esc(row["step"])} · {esc(num(row["step_ms"]))} ms</p>'
+                   + bar(row["causes"]) for row in blame["steps"][:steps_shown])
+    more = len(blame["steps"]) - steps_shown
+    return (f"<h2>Blame: what held each {esc(noun)}'s critical path</h2>"
+            f'<p class="note">all {esc(noun)}s · verdict: <b data-blame-verdict="{esc(bound)}">{esc(bound)}</b></p>'
+            + bar(blame["total"]) + legend([(c, color_for(c, BLAME_COLORS)) for c in blame["total"]]) + rows
+            + (f'<p class="note">… {more} more {esc(noun)}s in the total</p>' if more > 0 else ""))

@@ -15,6 +15,13 @@ PHASE_STYLES = {"dataload": "yellow", "to_device": "magenta", "forward": "blue",
 CATEGORY_STYLES = {"gemm": "blue", "elementwise": "red", "norm": "green", "layout": "yellow", "reduce": "magenta",
                    "memcpy": "grey50", "memset": "grey70", "optimizer": "cyan", "nms/sort": "dark_orange",
                    "communication": "dark_red", "other": "grey50"}
+# blame causes (sql/blame.sql): device work in the category colours, host causes in their own
+BLAME_STYLES = {"gemm_conv": "blue", "attention": "cyan", "memory_bound": "red", "device_other": "grey50",
+                "communication": "dark_red", "memcpy_memset": "grey70", "sync_bubble": "bright_magenta",
+                "module_loading": "dark_orange", "allocator": "orange3", "dataload": "yellow",
+                "launching": "bright_green", "cpu_work": "green", "unexplained_idle": "grey30",
+                "cpu_gemm_conv": "blue", "cpu_other_ops": "cyan", "cpu_communication": "dark_red",
+                "framework_overhead": "bright_green"}
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 

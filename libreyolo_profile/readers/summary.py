@@ -24,6 +24,7 @@ HEADLINE = ["step_ms", "throughput_img_s", "ms_per_img", "gpu_util_pct", "tensor
 LATENCY = ["latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "preprocess_ms", "preprocess_pct",
            "forward_ms", "forward_pct", "postprocess_ms", "postprocess_pct"]
 TOP_ROWS = 10
+BLAME_STEPS_SHOWN = 10  # steps drawn as their own blame bar; the total bar covers them all
 
 # What each share on the screen is a share of (the catalogue's unit is a bare "%").
 SHARE_OF = {
@@ -76,7 +77,24 @@ def summary_document(source: Path | OpenProfile) -> dict:
         "top_kernels": records(k_cols, k_rows),
         "top_ops": records(o_cols, o_rows),
         "phases": records(p_cols, p_rows),
+        "blame": blame_by_step(con),
     }
+
+
+def blame_by_step(con) -> dict:
+    """The blame table (sql/table_blame.sql) per step and in total: {"steps": [{step, step_ms, causes:
+    {cause: ms}}], "total": {cause: % of all steps' wall time}}; empty lists where there is no blame."""
+    rows = con.execute("SELECT step, cause, ms, step_ms FROM blame ORDER BY step, ns DESC").fetchall()
+    steps: dict[int, dict] = {}
+    for step, cause, ms, step_ms in rows:
+        steps.setdefault(step, {"step": step, "step_ms": step_ms, "causes": {}})["causes"][cause] = ms
+    wall = sum(s["step_ms"] for s in steps.values())
+    total: dict[str, float] = {}
+    for s in steps.values():
+        for cause, ms in s["causes"].items():
+            total[cause] = total.get(cause, 0.0) + ms
+    return {"steps": list(steps.values()),
+            "total": {c: 100.0 * ms / wall for c, ms in sorted(total.items(), key=lambda kv: -kv[1])} if wall else {}}
 
 
 def _headline(s: dict) -> str:
@@ -188,6 +206,30 @@ def _print_device_time(console, s: dict) -> None:
                              for r in s["top_kernels"]]))
 
 
+def _print_blame(console, s: dict) -> None:
+    """The blame as a stacked bar per step and in total, the verdict beside the total (sql/blame.sql)."""
+    from rich.markup import escape
+
+    from libreyolo_profile.readers.report_text import BLAME_STYLES, stacked
+
+    blame = s.get("blame") or {}
+    if not blame.get("steps"):
+        return
+    noun = "call" if s["profile"]["kind"] == "infer" else "step"
+    cells = _bar_cells(console, 60, 36)
+    console.print(f"[bold]Blame[/]: what held each {noun}'s critical path (% of its wall time)", highlight=False)
+    for row in blame["steps"][:BLAME_STEPS_SHOWN]:
+        line, _ = stacked(list(row["causes"].items()), BLAME_STYLES, cells)
+        console.print(f"{noun} {row['step']:>4} ▕{line}▏ {fmt(row['step_ms'], 2)} ms", highlight=False)
+    hidden = len(blame["steps"]) - BLAME_STEPS_SHOWN
+    if hidden > 0:
+        console.print(f"[dim]… {hidden} more {noun}s in the total[/]", highlight=False)
+    line, key = stacked(list(blame["total"].items()), BLAME_STYLES, cells)
+    console.print(f"{'total':<{len(noun) + 5}} ▕{line}▏ verdict: [bold]{escape(safe_line(s['verdict']['bound']))}[/]",
+                  highlight=False)
+    console.print(f"     {key}", highlight=False)
+
+
 def show_summary(s: dict) -> None:
     from rich.markup import escape
     from rich.panel import Panel
@@ -200,6 +242,7 @@ def show_summary(s: dict) -> None:
     console.print(Panel(f"[bold]{escape(safe_line(v['bound']))}[/] — {escape(safe_line(v['reason']))}\n"
                         f"[dim]next:[/] {escape(safe_line(v['next_step']))}",
                         title="verdict", title_align="left", expand=False))
+    _print_blame(console, s)
     _print_metrics(console, s)
     others = s["devices"][1:]
     if others:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from libreyolo_profile.store.document.verdict import THRESHOLDS
+from libreyolo_profile.store.document.verdict import DIRECT_BOUNDS as DIRECT, THRESHOLDS, blame_bottleneck
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import is_cpu_profile, null_reason
 from libreyolo_profile.output.json_out import emit_json
@@ -14,9 +14,9 @@ from libreyolo_profile.output.terminal import fmt, stdout_console
 from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
 from libreyolo_profile.output.textsafe import safe_line
 
-DIRECT = {"host-launch", "gpu-compute", "gpu-memory", "cpu-compute", "cpu-overhead"}
 MODEL_TEXT = {
-    "launches": "launches removed × per_launch_host_us (the measured host time per launch)",
+    "launches": "launches removed × blame_launch_us (the blame's launching time per launch; per_launch_host_us "
+                "without a blame)",
     "gpu-work": "GPU time removed (a category: its GPU ms per step; N launches: N × kernel_gap_us)",
     "cpu-ops": "removed ops × per_launch_host_us (on a CPU: framework time ÷ dispatched leaf ops, "
                "the per-op dispatch cost)",
@@ -73,9 +73,21 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
             parts.append("the step time itself was measured under thrashing and cannot be trusted")
         if row["capped"]:
             parts.append(f"uncapped, the parts add up to {fmt(row['uncapped_ms'])} ms")
+    if row["remaining_device_ms"] is not None:
+        parts.append(f"the step cannot shrink below the {fmt(row['remaining_device_ms'])} ms of device work left on its "
+                     "critical path (the blame's device-busy time minus the GPU time removed)")
     if "tiny_window" in doc.get("marks", {}):
         parts.append("the profile's window is tiny, so its inputs are noisy")
     return "; ".join(parts)
+
+
+def _blame_launch_us(m: dict, on_gpu: bool) -> float | None:
+    """The host time per launch while the device idled, µs: the blame's launching time per step ÷ launches
+    per step (None without a blame or launches). per_launch_host_us also holds syncs and CPU work."""
+    launching, step_ms, launches = m.get("blame_launching_pct"), m.get("step_ms"), m.get("launches_per_step")
+    if not on_gpu or launching is None or not step_ms or not launches:
+        return None
+    return launching * step_ms * 10 / launches  # % × ms → µs: ÷ 100 × 1000
 
 
 def what_if_document(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
@@ -94,6 +106,9 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
                                         "kernel_gap_us")},
               **{k: m.get(k) for k in ("dataload_pct", "to_device_pct", "sync_pct", "preprocess_pct",
                                        "postprocess_pct")}}
+    on_gpu = not is_cpu_profile(doc)
+    params["blame_bottleneck_pct"], params["device_busy_pct"] = blame_bottleneck(m, doc.get("kind"), on_gpu, bound)
+    params["blame_launch_us"] = inputs["blame_launch_us"] = _blame_launch_us(m, on_gpu)
     rows = records(*run_sql(con, "what_if.sql", params))
     head = rows[0]
     model = head["model"]
@@ -116,7 +131,8 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
         "verdict": {"bound": bound, "reason": doc["verdict"].get("reason")},
         "model": {"name": model, "formula": MODEL_TEXT[model], "chosen_by": chosen_by,
                   "capped_by_verdict": head["capped_by_verdict"]},
-        "inputs": {**inputs, "bottleneck_ms": head["bottleneck_ms"], "cap_ms": head["cap_ms"]},
+        "inputs": {**inputs, "bottleneck_ms": head["bottleneck_ms"], "remaining_device_ms": head["remaining_device_ms"],
+                   "cap_ms": head["cap_ms"]},
         "parts": [{"change": r["part"], "target": r["target"], "launches_removed": r["launches_removed"],
                    "gpu_ms_removed": r["gpu_ms_removed"], "saved_ms": r["part_saved_ms"]} for r in rows],
         "baseline": {"step_ms": head["baseline_step_ms"], "throughput_img_s": head["baseline_throughput_img_s"]},
