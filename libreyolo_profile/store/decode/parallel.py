@@ -56,10 +56,12 @@ def _decode_range(path: Path, start: int, end: int, out: Path, limits: Limits, s
         pass
     gc.disable()
     reader = EventReader(path, start, end, in_array=True, limits=limits, sizes=sizes)
-    with pa.ipc.new_file(out.with_suffix(".tmp"), EVENT_SCHEMA) as writer:
+    staged = out.with_suffix(".tmp")
+    # "x": created exclusively, never through a planted link (the work dir is private, this is belt and braces)
+    with open(staged, "xb") as sink, pa.ipc.new_file(sink, EVENT_SCHEMA) as writer:
         for batch in reader.batches():
             writer.write_batch(batch)
-    out.with_suffix(".tmp").replace(out)
+    staged.replace(out)
     result = {"stats": msgspec.structs.asdict(reader.stats), "suffix": reader.suffix.decode("latin-1"),
               "closed": reader.closed}
     out.with_suffix(".json").write_text(json.dumps(result))
