@@ -36,10 +36,12 @@ SELECT event_id, ph, cat, name, pid, tid,
            WHEN name = '[memory]' THEN 'memory'
            WHEN ph <> 'X' THEN 'other'
            WHEN lower(cat) = 'user_annotation' THEN 'annotation'
-           -- 2021 traces record annotations as Operator events
+           -- 2021 traces record annotations as Operator events; our module ranges (measure/modules.py)
+           -- are recorded through the profiler's fast path, which files them as cpu_op
            WHEN lower(cat) IN ('cpu_op', 'operator')
                 AND (name LIKE 'ProfilerStep#%' OR name LIKE 'enumerate(DataLoader)#%'
-                     OR name LIKE 'Optimizer.%#%' OR regexp_matches(name, '^##.*##$')) THEN 'annotation'
+                     OR name LIKE 'Optimizer.%#%' OR regexp_matches(name, '^##.*##$')
+                     OR name LIKE 'module forward: %' OR name LIKE 'module backward: %') THEN 'annotation'
            WHEN lower(cat) IN ('cpu_op', 'operator') THEN 'op'
            ELSE 'other'
        END AS kind
@@ -244,6 +246,14 @@ SELECT count(*) FILTER (WHERE negative_duration) AS negative_duration_events FRO
 -- the collectives some backends record only as annotations (gloo:all_reduce on its own thread).
 CREATE OR REPLACE TEMP TABLE host_annotations AS
 SELECT pid, tid, ts, dur, name FROM ev WHERE kind = 'annotation';
+
+-- module_events: the model's module ranges for sql/modules.sql: our own annotations
+-- (measure/modules.py: `module forward: <path> (<Class>)`, `module backward: …`) and a foreign
+-- trace's `nn.Module: <Class>_<n>` python_function events (recorded with with_stack/with_modules).
+CREATE OR REPLACE TEMP TABLE module_events AS
+SELECT pid, tid, ts, dur, name, lower(cat) = 'python_function' AS from_stack FROM ev
+WHERE (kind = 'annotation' AND (name LIKE 'module forward: %' OR name LIKE 'module backward: %'))
+   OR (lower(cat) = 'python_function' AND name LIKE 'nn.Module: %');
 
 -- The placed_* tables now hold everything below; on a large trace these copies are most of the
 -- memory, so they go before the metrics run.

@@ -1,6 +1,6 @@
 -- query_db.sql — `libreyolo profile db`: the cross-run views materialized into a DuckDB file.
 --
--- Answers: the same profiles, kernels, ops, phases, steps and blame as `libreyolo profile query`, stored as
+-- Answers: the same profiles, kernels, ops, phases, steps, blame and modules as `libreyolo profile query`, stored as
 -- tables in the database file, so it works on its own (no parquet files needed to open it).
 -- Binds: $roots (VARCHAR[]: the roots searched), $producer (VARCHAR), $tables_version (INTEGER),
 -- $schema_version (INTEGER). Reads: the views of sql/cross_run_views.sql. Writes: the database
@@ -11,6 +11,7 @@ CREATE TABLE out.ops AS SELECT * FROM ops;
 CREATE TABLE out.phases AS SELECT * FROM phases;
 CREATE TABLE out.steps AS SELECT * FROM steps;
 CREATE TABLE out.blame AS SELECT * FROM blame;
+CREATE TABLE out.modules AS SELECT * FROM modules;
 -- what made this file: one row
 CREATE TABLE out.about AS SELECT
     -- when the file was written, UTC

@@ -8,7 +8,7 @@ Bump TABLES_VERSION when a column changes meaning or type; adding a column is co
 PROFILE_SCHEMA = "libreyolo-profile/profile"
 REPEAT_SCHEMA = "libreyolo-profile/repeat"
 SCHEMA_VERSION = 1  # profile.json / profile_repeat.json layout
-TABLES_VERSION = 2  # the sidecar tables below (2: the blame table)
+TABLES_VERSION = 3  # the sidecar tables below (2: the blame table; 3: the modules table)
 BUILTIN_SCHEMA = "libreyolo.profile.analysis/v1"  # LibreYOLO's own built-in profiler
 
 PROFILE_FILE = "profile.json"
@@ -100,5 +100,28 @@ TABLES: dict[str, list[tuple[str, str, str, str]]] = {
         ("ms", "DOUBLE", "ms", "the same time in ms"),
         ("share_pct", "DOUBLE", "%", "share of the step's wall time"),
         ("step_ms", "DOUBLE", "ms", "the step's wall time: host start to the later of host end and its device work's end, never past the next step's start"),
+    ],
+    # sql/modules.sql: module ranges (measure/modules.py) or a foreign trace's nn.Module events
+    "modules": [
+        ("rank", "BIGINT", "", "rank of the process that recorded the trace (NULL when not distributed)"),
+        ("phase", "VARCHAR", "", "forward or backward (a module's backward: from the gradient reaching its outputs until it reached its inputs)"),
+        ("path", "VARCHAR", "", "dotted module path under the model's class name (foreign traces: <Class>_<n> names nested as recorded)"),
+        ("parent", "VARCHAR", "", "the parent module's path (NULL at depth 0)"),
+        ("depth", "BIGINT", "", "levels below the model (0: the model itself, 1: backbone/neck/head, 2: their blocks)"),
+        ("module_type", "VARCHAR", "", "the module's class name"),
+        ("source", "VARCHAR", "", "ranges (our record_function ranges) or python_function (a foreign trace's nn.Module events)"),
+        ("calls", "BIGINT", "count", "calls in the window"),
+        ("calls_per_step", "DOUBLE", "count", "calls per measured step"),
+        ("total_ms", "DOUBLE", "ms", "host wall time inside the module's calls"),
+        ("total_ms_per_step", "DOUBLE", "ms", "host wall time inside the module's calls per measured step"),
+        ("self_ms", "DOUBLE", "ms", "host time the module held itself: no module range that started later was open (forward: not in a child module); a thread's self times add up to its outermost ranges"),
+        ("self_ms_per_step", "DOUBLE", "ms", "self host time per measured step"),
+        ("share_pct", "DOUBLE", "%", "share of the whole model's time in this phase (NULL when the model itself was not recorded)"),
+        ("device_ms", "DOUBLE", "ms", "device kernel time launched inside the module's calls (NULL without device kernels)"),
+        ("device_ms_per_step", "DOUBLE", "ms", "device kernel time launched inside the module per measured step"),
+        ("device_self_ms", "DOUBLE", "ms", "device kernel time launched while the module held the host itself (NULL without device kernels)"),
+        ("device_self_ms_per_step", "DOUBLE", "ms", "device self kernel time per measured step"),
+        ("kernels", "BIGINT", "count", "kernels launched inside the module's calls"),
+        ("start_ms", "DOUBLE", "ms", "start of the module's first call relative to the window start"),
     ],
 }

@@ -57,6 +57,7 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, images_per_step: int | None)
                 {"n": images_per_step})
     con.execute(sql_text("kernel_shares.sql"))  # the shares of kernel time metrics.sql reads (defined once)
     con.execute(sql_text("blame.sql"))  # the per-step blame the blame_<cause>_pct metrics and the blame table read
+    con.execute(sql_text("modules.sql"))  # the module calls the modules table reads
     cursor = con.execute(sql_text("metrics.sql"))
     names = [d[0] for d in cursor.description]
     row = cursor.fetchone()

@@ -1,0 +1,77 @@
+"""The HTML report's module chart: an icicle per pass (the model on top, its parts below it, their
+largest blocks below those), each box as wide as the module's host time, from the summary's module
+tree (readers/modules.py top_modules). Inline SVG like the rest of the report (report_svg.py)."""
+
+from __future__ import annotations
+
+from libreyolo_profile.readers.report_svg import FONT, PHASE_COLORS, esc, num
+
+ROW_HEIGHT = 30
+MODULE_PHASES = ("forward", "backward")
+
+
+def _children(rows: list[dict]) -> dict:
+    """parent path -> its rows, in tree order (rows arrive depth-first)."""
+    paths = {r["path"] for r in rows}
+    kids: dict = {}
+    for r in rows:
+        parent = r["path"].rpartition(".")[0]
+        kids.setdefault(parent if parent in paths else None, []).append(r)
+    return kids
+
+
+def icicle(rows: list[dict], phase: str, width: int) -> str:
+    """One pass's icicle. Children share their parent's width in proportion to their time; where
+    backward ranges overlap and the children add up to more than the parent, they are scaled down
+    to fit it (the hover title keeps every exact figure)."""
+    kids = _children(rows)
+    depth = max(int(r["depth"]) for r in rows) - min(int(r["depth"]) for r in rows) + 1
+    height = ROW_HEIGHT * depth + 4
+    color = PHASE_COLORS.get(phase, "#3a7bd5")
+    parts = [f'<svg class="chart" data-chart="modules-{esc(phase)}" viewBox="0 0 {width} {height}" role="img" '
+             f'aria-label="{esc(phase)} pass by module" preserveAspectRatio="xMinYMin meet" style="{FONT}">']
+
+    def draw(row: dict, x: float, w: float, level: int) -> None:
+        y = 2 + level * ROW_HEIGHT
+        total = row["total_ms_per_step"] or 0.0
+        title = (f'{row["path"]} ({row["module_type"]}): {num(total)} ms/step, self {num(row["self_ms_per_step"])} ms, '
+                 f'{num(row["share_pct"], 1)} % of the model')
+        opacity = max(0.35, 1.0 - 0.2 * level)
+        parts.append(f'<rect class="seg" x="{x:.2f}" y="{y}" width="{max(w - 1, 0):.2f}" height="{ROW_HEIGHT - 3}" '
+                     f'fill="{color}" fill-opacity="{opacity:.2f}"><title>{esc(title)}</title></rect>')
+        text = f'{row["name"]} {num(row["share_pct"], 0)}%'
+        if w > 7.0 * len(text) + 8:
+            parts.append(f'<text x="{x + 5:.1f}" y="{y + ROW_HEIGHT * 0.6:.1f}" class="inbar">{esc(text)}</text>')
+        children = kids.get(row["path"], [])
+        spent = sum(c["total_ms_per_step"] or 0.0 for c in children)
+        scale = w / max(total, spent) if max(total, spent) > 0 else 0.0
+        cx = x
+        for child in children:
+            cw = (child["total_ms_per_step"] or 0.0) * scale
+            draw(child, cx, cw, level + 1)
+            cx += cw
+
+    roots = kids.get(None, [])
+    whole = sum(r["total_ms_per_step"] or 0.0 for r in roots)
+    x = 0.0
+    for root in roots:
+        w = width * (root["total_ms_per_step"] or 0.0) / whole if whole > 0 else 0.0
+        draw(root, x, w, 0)
+        x += w
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def modules_section(side: dict, width: int) -> str:
+    """'Where in the model': one icicle per pass the profile recorded module ranges for."""
+    rows = side["summary"].get("modules") or []
+    charts = []
+    for phase in MODULE_PHASES:
+        part = [r for r in rows if r["phase"] == phase]
+        if part:
+            charts.append(f"<h3>{esc(phase)} pass</h3>" + icicle(part, phase, width))
+    if not charts:
+        return ""
+    return ("<h2>Where in the model: host time per module</h2>"
+            "<p>Each box is as wide as the module's host time per step; below it, its parts and their largest "
+            "blocks (<code>libreyolo profile modules</code> lists every module).</p>" + "".join(charts))
