@@ -40,7 +40,9 @@ def lock_down(con, files: list[str], tables=TABLES) -> None:
     sidecar `tables` the query needs are first loaded into memory from `files` (the parquet files
     `register` returned); a table not loaded stays a view over files that can no longer be opened."""
     for table in tables:
-        _load_into_memory(con, table, [f for f in files if Path(f).name == f"{table}.parquet"])
+        _load_into_memory(con, table, [f for f in files if f.rsplit("/", 1)[-1] == f"{table}.parquet"])
+    for name in con.list_filesystems():  # an object store's (s3fs) could write: nothing stays reachable
+        con.unregister_filesystem(name)
     con.execute("SET temp_directory = ''")  # no spilling (its default is `.tmp` in the working directory)
     con.execute("SET enable_progress_bar = false")  # DuckDB's bar would land in stdout, which --json owns
     con.execute("SET enable_external_access = false")
@@ -51,6 +53,8 @@ def lock_down(con, files: list[str], tables=TABLES) -> None:
 def _load_into_memory(con, table: str, files: list[str]) -> None:
     """Replace the view `table` (over parquet files) by a temporary table of the same name and rows."""
     for file in files:  # a FIFO put in a sidecar's place would block the load forever: refuse it unopened
+        if "://" in file:
+            continue  # an object (s3://): no FIFO there
         try:
             mode = os.stat(file).st_mode
         except OSError:
@@ -318,7 +322,8 @@ def print_query(sql: str, roots: list[Path], as_json: bool, timeout: float = DEF
     check_timeout(timeout)
     roots = list(roots) or [DEFAULT_ROOT]
     try:
-        con, found, files = open_cross_run(roots)
+        # only the tables the SQL names get views: no other can be read once the connection is locked
+        con, found, files = open_cross_run(roots, tables=tables_named(sql))
     except duckdb.InterruptException:  # DuckDB turns Ctrl-C during its own work into this error
         raise KeyboardInterrupt from None
     worker = _Worker(con, lambda: _locked_query(con, sql, files))

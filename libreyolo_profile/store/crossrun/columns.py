@@ -6,6 +6,7 @@ sql/cross_run_views.sql builds the views from them (store/crossrun/views.py).
 from __future__ import annotations
 
 import shlex
+from functools import cache
 
 from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile
 
@@ -44,6 +45,10 @@ PROFILE_COLUMNS: list[tuple[str, str, str, str]] = IDENTITY_COLUMNS + [
     ("model_weights", "VARCHAR", "", "weights file or name"),
     ("weights_source", "VARCHAR", "", "where the weights came from (random-init is marked)"),
     ("parameter_count", "BIGINT", "count", "model parameters"),
+    ("model_format", "VARCHAR", "", "how the model ran: pytorch, onnx, openvino or torchscript"),
+    ("model_runtime", "VARCHAR", "", "what ran the forward: torch, onnxruntime, openvino or torch.jit"),
+    ("execution_provider", "VARCHAR", "", "ONNX Runtime execution provider, OpenVINO device, or torch device"),
+    ("flops", "BIGINT", "FLOPs", "one image's inference forward at the measured input (NULL where not counted)"),
     ("torch_version", "VARCHAR", "", "torch version of the measurement"),
     ("libreyolo_version", "VARCHAR", "", "libreyolo version of the measurement"),
     ("command", "VARCHAR", "", "the exact command that measured it (NULL for a foreign input)"),
@@ -90,6 +95,12 @@ def _number(value):
     return float(value)
 
 
+@cache
+def _metric_types() -> tuple[tuple[str, str], ...]:
+    """(name, type) of every metric column, built once: profile_row runs for every profile of a query."""
+    return tuple((name, sql_type) for name, sql_type, _, _ in metric_columns())
+
+
 def profile_row(doc: dict) -> dict:
     """The `profiles` columns that come from the profile document (its tables are not needed)."""
     settings = doc.get("settings") or {}
@@ -128,13 +139,17 @@ def profile_row(doc: dict) -> dict:
         "model_weights": _text(model.get("weights")),
         "weights_source": _text(model.get("weights_source")),
         "parameter_count": _int(model.get("parameter_count")),
+        "model_format": _text(model.get("format")),
+        "model_runtime": _text(model.get("runtime")),
+        "execution_provider": _text(model.get("execution_provider")),
+        "flops": _int(model.get("flops")),
         "torch_version": _text(env.get("torch")),
         "libreyolo_version": _text(env.get("libreyolo")),
         "command": shlex.join(str(c) for c in command) if isinstance(command, list) else _text(command),
         "next_step": _text(verdict.get("next_step")),
         "marks": sorted((doc.get("marks") or {}).keys()),
     }
-    for name, sql_type, _, _ in metric_columns():
+    for name, sql_type in _metric_types():
         value = metrics.get(name)
         row[name] = (_bool(value) if sql_type == "BOOLEAN" else _text(value) if sql_type == "VARCHAR"
                      else _number(value))

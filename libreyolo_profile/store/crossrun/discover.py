@@ -26,6 +26,8 @@ _SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.
 
 def _special(mode: int) -> str | None:
     """What a file that is neither a regular file nor a directory is ("a FIFO" …); None for those two."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None  # the common case, answered first: discovery asks for every profile.json
     return next((name for test, name in _SPECIAL_FILES if test(mode)), None)
 
 

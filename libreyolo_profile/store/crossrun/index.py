@@ -11,7 +11,8 @@ reads neither their profile.json nor a parquet footer.
 
 from __future__ import annotations
 
-import json
+import hashlib
+
 import os
 import stat
 import tempfile
@@ -19,12 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError, UsageError
-from libreyolo_profile.store.crossrun.columns import profile_row
+from libreyolo_profile.store.crossrun.columns import profile_row, profiles_columns
 from libreyolo_profile.store.crossrun.discover import discover, read_regular, skip_note
-from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, GENERATION_KEY, PROFILE_FILE, PROFILE_SCHEMA,
+from libreyolo_profile.store.crossrun.footers import written_for
+from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA,
                                             REPEAT_SCHEMA, SCHEMA_VERSION, TABLES)
 
-_VERIFIED_VERSION = 1  # bump when profile_row changes what a cached row holds
+# what a cached row holds follows the `profiles` columns (a new metric or model field is a new column):
+# a cache written for other columns is rebuilt, never read with the new columns missing
+_VERIFIED_VERSION = "2:" + hashlib.sha256(repr(profiles_columns()).encode()).hexdigest()[:12]
 
 
 @dataclass
@@ -36,7 +40,7 @@ class Found:
     row: dict | None = None  # its `profiles` columns that come from the document (columns.profile_row)
 
 
-def _head_decoder():
+def head_decoder():
     """A msgspec decoder for profile.json that skips the embedded tables (most of the bytes)."""
     from typing import Any
 
@@ -52,7 +56,7 @@ def _head_decoder():
 def _read_heads(found: list[tuple[str, Path]]) -> list[Found]:
     import msgspec
 
-    decoder, fields = _head_decoder()
+    decoder, fields = head_decoder()
     out = []
     for display, path in found:
         try:
@@ -81,25 +85,7 @@ def _full_load(item: Found) -> Found | None:
     return found
 
 
-def _generations(con, files: list[str]) -> dict[str, str]:
-    """The generation recorded in each parquet file's footer, read in one pass."""
-    import duckdb
-
-    if not files:
-        return {}
-    try:
-        return dict(con.execute("SELECT file_name, decode(value) FROM parquet_kv_metadata($files) "
-                                "WHERE decode(key) = $key", {"files": files, "key": GENERATION_KEY}).fetchall())
-    except duckdb.Error:
-        if len(files) == 1:
-            return {}  # unreadable: its profile's sidecars are rebuilt
-        out = {}
-        for file in files:  # one bad file fails the batch: find it, keep the rest
-            out.update(_generations(con, [file]))
-        return out
-
-
-def _signature(path: Path) -> list[int] | None:
+def _signature(path) -> list[int] | None:
     """(mtime, size, inode) of a regular file; None when absent or not a regular file (a FIFO sidecar must
     not be opened to check its footer: its profile takes the slow path, which rebuilds it in the cache)."""
     try:
@@ -133,7 +119,8 @@ class _Verified:
 
     @staticmethod
     def signatures(json_path: Path) -> list | None:
-        signatures = [_signature(json_path)] + [_signature(json_path.parent / f"{t}.parquet") for t in TABLES]
+        directory = os.path.dirname(json_path)  # plain strings: pathlib costs more than the stat, ×7,000
+        signatures = [_signature(json_path)] + [_signature(os.path.join(directory, f"{t}.parquet")) for t in TABLES]
         return None if None in signatures else signatures
 
     def row(self, json_path: Path, signatures: list | None) -> dict | None:
@@ -151,8 +138,11 @@ class _Verified:
             # a fresh name opened exclusively: a planted symlink or a concurrent query is never written through
             fd, staged = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump({"version": _VERIFIED_VERSION, "profiles": self.fresh}, handle)
+                import msgspec
+
+                # msgspec, not json.dump: over 1,000 profiles the stdlib encoder took a third of a first query
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(msgspec.json.encode({"version": _VERIFIED_VERSION, "profiles": self.fresh}))
                 os.replace(staged, self.path)
             except BaseException:
                 os.unlink(staged)
@@ -161,7 +151,7 @@ class _Verified:
             pass  # a read-only cache only costs the next query a re-check
 
 
-def _ours(item: Found) -> bool:
+def is_ours(item: Found) -> bool:
     schema, version = item.doc.get("schema"), item.doc.get("schema_version")
     if schema in (PROFILE_SCHEMA, REPEAT_SCHEMA) and isinstance(version, int) and version <= SCHEMA_VERSION:
         return True
@@ -175,8 +165,6 @@ def _ours(item: Found) -> bool:
 
 def collect(roots: list[Path]) -> list[Found]:
     """Every readable profile under the roots, with the directory of sidecars that match it and its row."""
-    import duckdb
-
     verified = _Verified(roots)
     result, unread = [], []
     named_files, signatures = [], {}
@@ -192,20 +180,14 @@ def collect(roots: list[Path]) -> list[Found]:
         else:
             unread.append((display, path))
     heads = _read_heads(unread)
-    ours = [item for item in heads if _ours(item)]
+    ours = [item for item in heads if is_ours(item)]
     others = [item for item in heads if item.doc.get("schema") == BUILTIN_SCHEMA]
-    checkable = [item for item in ours if signatures[item.json_path] is not None]
-    con = duckdb.connect(":memory:")
-    try:
-        generations = _generations(con, [str(i.json_path.parent / f"{t}.parquet") for i in checkable for t in TABLES])
-    finally:
-        con.close()
     for item in ours:
-        directory = item.json_path.parent
+        directory = os.path.dirname(item.json_path)
         generation = item.doc.get("generation")
-        if generation and signatures[item.json_path] is not None and all(
-                generations.get(str(directory / f"{t}.parquet")) == generation for t in TABLES):
-            item.sidecars, item.row = directory, profile_row(item.doc)
+        if isinstance(generation, str) and generation and signatures[item.json_path] is not None and all(
+                written_for(os.path.join(directory, f"{t}.parquet"), generation) for t in TABLES):
+            item.sidecars, item.row = item.json_path.parent, profile_row(item.doc)
             verified.remember(item.json_path, signatures[item.json_path], item.row)
             result.append(item)
         else:
