@@ -1,4 +1,5 @@
-"""The one place that knows how to build a LibreYOLO9 model from outside LibreYOLO's CLI.
+"""The one place that knows how to build a LibreYOLO model from outside LibreYOLO's CLI: any
+detection family (measure/families.py) or an exported model (measure/runtimes.py).
 
 Weights resolution is offline-first: a local file (as given, or ./weights/<name>) is loaded by
 absolute path, so LibreYOLO's resolver never reaches its downloader (which retries for ~8 s and
@@ -23,7 +24,6 @@ from libreyolo_profile.measure.common import note, quiet_libreyolo_logging, warn
 from libreyolo_profile.store.document import marks as mark
 
 SUPPORTED_LIBREYOLO = "1.6.0"
-FAMILY = "LibreYOLO9"
 SIZES = ("t", "s", "m", "c")
 DEFAULT_WEIGHTS = "LibreYOLO9t.pt"
 RANDOM_SEED = 0
@@ -71,13 +71,16 @@ def check_libreyolo():
 
 
 def resolve_size(weights: str, size: str) -> tuple[str, str]:
-    """Reconcile --weights and --size. The default weights name follows --size
+    """Reconcile --weights and --size for LibreYOLO9 names. The default weights name follows --size
     (`--size s` alone means LibreYOLO9s.pt); a name like LibreYOLO9m.pt sets the size when --size is
-    left at its default; a real conflict is exit 2."""
+    left at its default; a real conflict is exit 2. Other families' names are left to
+    `families.from_name` (their sizes differ)."""
     size = str(size).lower()
+    m = _NAME_SIZE.match(Path(weights).name)
+    if weights != DEFAULT_WEIGHTS and not m:
+        return weights, size
     if size not in SIZES:
         raise UsageError(f"--size {size}: LibreYOLO9 comes in sizes {', '.join(SIZES)}")
-    m = _NAME_SIZE.match(Path(weights).name)
     if weights == DEFAULT_WEIGHTS and size != "t":
         return f"LibreYOLO9{size}.pt", size
     if m and m.group(1).lower() != size:
@@ -89,13 +92,12 @@ def resolve_size(weights: str, size: str) -> tuple[str, str]:
 
 
 def _local_weights(weights: str) -> Path | None:
+    """A local checkpoint file or export (file, or OpenVINO directory): as given, or ./weights/<name>."""
     p = Path(weights).expanduser()
-    if p.is_file():
-        return p.resolve()
-    if not p.is_absolute():
-        alt = Path("weights") / p
-        if alt.is_file():
-            return alt.resolve()
+    candidates = [p] if p.is_absolute() else [p, Path("weights") / p]
+    for candidate in candidates:
+        if candidate.is_file() or candidate.is_dir():
+            return candidate.resolve()
     return None
 
 
@@ -111,7 +113,7 @@ def _network_answers(timeout: float = 1.5) -> bool:
 
 def _try_download(name: str, size: str, tmp: Path) -> Path | None:
     """Download into the run's temp dir (locks and partial files stay there, and go with it)."""
-    if not _NAME_SIZE.match(name) or not _network_answers():
+    if not _network_answers():
         return None
     try:
         from libreyolo.utils.download import download_weights
@@ -127,48 +129,88 @@ def _try_download(name: str, size: str, tmp: Path) -> Path | None:
 
 
 def build_model(weights: str, size: str, device, tmp: Path):
-    """Build a LibreYOLO9 wrapper on `device`. Returns (wrapper, model_info, marks)."""
-    import torch
+    """The model --weights names, on `device`: a checkpoint of any LibreYOLO detection family (the
+    family read from the file by LibreYOLO's factory), an exported model (runtimes.py), or, with no
+    file, the named family and size with random weights, loudly marked. Returns (model, model_info,
+    marks); `model_info["format"]` says which ("pytorch" | "onnx" | "openvino" | "torchscript")."""
+    from libreyolo_profile.measure import families, runtimes
 
-    libreyolo = check_libreyolo()
+    check_libreyolo()
     weights, size = resolve_size(weights, size)
-    marks: dict[str, str] = {}
     path = _local_weights(weights)
+    if path is not None:
+        fmt = runtimes.export_format(path)
+        if fmt is not None:
+            backend, info = runtimes.load_export(path, fmt, device)
+            return backend, {**info, "weights": weights, "weights_source": f"file:{path}"}, {}
+    named = families.from_name(Path(weights).name, size)
     downloaded = False
-    if path is None:
-        path = _try_download(Path(weights).name, size, tmp)
+    if path is None and named is not None:
+        path = _try_download(Path(weights).name, named[1], tmp)
         downloaded = path is not None
     if path is not None:
-        try:
-            wrapper = libreyolo.LibreYOLO9(str(path), size=size, device=str(device))
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [""])[0][:300]
-            raise ProfileError(f"--weights {weights}: LibreYOLO could not load it as a LibreYOLO9-{size} "
-                               f"checkpoint ({type(exc).__name__}: {first})", 2) from None
+        wrapper = _load_checkpoint(path, weights, device)
         source = f"file:{path}" if not downloaded else f"downloaded:{Path(weights).name} (temporary copy, deleted)"
-    else:
-        why = (f"weights file {weights} not found (looked at {Path(weights)} and {Path('weights') / weights}) "
-               "and no download possible offline")
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(RANDOM_SEED)
-            wrapper = libreyolo.LibreYOLO9(None, size=size, device=str(device))
-        source = f"random-init (seed {RANDOM_SEED}; {why})"
-        marks[mark.RANDOM_WEIGHTS] = mark.random_weights(why, size, RANDOM_SEED)
-        warn(f"{why}.\n  Using RANDOMLY INITIALIZED LibreYOLO9-{size} weights: timing is representative, "
-             f"detections and NMS work are not. Pass --weights /path/to/LibreYOLO9{size}.pt for real weights.")
-    # Both the module and the wrapper must agree on the device (there is no wrapper.to()).
+        return _placed(wrapper, device), _info(wrapper, weights, source), {}
+    if named is None:
+        raise UsageError(families.unknown_name_message(weights))
+    cls, size = named
+    name = f"{families.display_name(cls)}-{size}"
+    why = (f"weights file {weights} not found (looked at {Path(weights)} and {Path('weights') / weights}) "
+           "and no download possible offline")
+    wrapper = families.build_random(cls, size, device)
+    warn(f"{why}.\n  Using RANDOMLY INITIALIZED {name} weights: timing is representative, "
+         f"detections and NMS work are not. Pass --weights /path/to/{Path(weights).name} for real weights.")
+    marks = {mark.RANDOM_WEIGHTS: mark.random_weights(why, name, families.RANDOM_SEED)}
+    source = f"random-init (seed {families.RANDOM_SEED}; {why})"
+    return _placed(wrapper, device), _info(wrapper, weights, source), marks
+
+
+def _load_checkpoint(path: Path, weights: str, device):
+    """LibreYOLO's factory on a local checkpoint (absolute path: its resolver never downloads)."""
+    import libreyolo
+
+    try:
+        wrapper = libreyolo.LibreYOLO(str(path), device=str(device))
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise ProfileError(f"--weights {weights}: LibreYOLO could not load it "
+                           f"({type(exc).__name__}: {first})", 2) from None
+    family = getattr(wrapper, "FAMILY", None)
+    if not hasattr(wrapper, "model") or not hasattr(wrapper.model, "parameters"):
+        raise ProfileError(f"--weights {weights}: LibreYOLO loaded it as {type(wrapper).__name__}, "
+                           "not a PyTorch detection model", 2)
+    if getattr(wrapper, "task", "detect") != "detect":
+        raise ProfileError(f"--weights {weights}: a {family} {wrapper.task} checkpoint; "
+                           "libreyolo profile measures detection models", 2)
+    return wrapper
+
+
+def _placed(wrapper, device):
+    """Module and wrapper on the same device (there is no wrapper.to())."""
+    import torch
+
     wrapper.model.to(device)
     wrapper.device = torch.device(device)
-    info = {
-        "family": FAMILY,
-        "size": size,
+    return wrapper
+
+
+def _info(wrapper, weights: str, source: str) -> dict:
+    from libreyolo_profile.measure import families
+
+    return {
+        "family": families.display_name(type(wrapper)),
+        "family_id": wrapper.FAMILY,
+        "size": wrapper.size,
+        "format": "pytorch",
+        "runtime": "torch",
+        "execution_provider": str(wrapper.device),
         "weights": weights,
         "weights_source": source,
         "nb_classes": int(wrapper.nb_classes),
         "input_size": int(getattr(wrapper, "input_size", 640) or 640),
         "letterbox_pad": str(getattr(wrapper, "letterbox_pad", None)),
     }
-    return wrapper, info, marks
 
 
 def parameter_count(module) -> int:
@@ -176,10 +218,14 @@ def parameter_count(module) -> int:
 
 
 def round_imgsz(wrapper, imgsz: int) -> int:
-    """LibreYOLO9 needs sides that are multiples of its stride (32); round up like LibreYOLO does."""
+    """Families with a stride (LibreYOLO9: 32) need sides that are multiples of it; round up like
+    LibreYOLO does. Families without one take --imgsz as given."""
     if imgsz < 1:
         raise UsageError(f"--imgsz {imgsz}: must be ≥ 1")
-    stride = int(getattr(wrapper, "IMGSZ_STRIDE", 32) or 32)
+    stride = getattr(wrapper, "IMGSZ_STRIDE", None)
+    if not stride:
+        return imgsz
+    stride = int(stride)
     rounded = -(-imgsz // stride) * stride
     if rounded != imgsz:
         warn(f"--imgsz {imgsz} is not a multiple of {stride}; using {rounded} (as LibreYOLO does)")

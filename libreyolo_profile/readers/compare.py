@@ -23,6 +23,7 @@ from libreyolo_profile.metric_catalog import METRICS, null_reason
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, stderr_note, stdout_console
 from libreyolo_profile.readers.common import profile_identity, records, run_sql
+from libreyolo_profile.readers.model_identity import differences_line, model_differences
 from libreyolo_profile.store.disk.loader import Loaded, load_document
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE
 from libreyolo_profile.output.textsafe import safe_line
@@ -246,6 +247,7 @@ def compare_document(before_path: Path | Loaded, after_path: Path | Loaded, rule
             "sentence": (f"{RULE}; n_before = {n_before}, n_after = {n_after}" if repeated else SINGLE_RUN),
         },
         "metrics": metrics,
+        "model_differs": model_differences(before.newest.doc, after.newest.doc),
         "verdict": {"before": bound_b, "after": bound_a, "changed": bound_b != bound_a,
                     "before_reason": reason_b, "after_reason": reason_a},
         "gate": (gate.decide(rules, metrics, {"before": n_before, "after": n_after}, noisy, strict_noise)
@@ -292,6 +294,8 @@ def show_comparison(c: dict) -> None:
         # Piped into a file or a log: print rows whole rather than folded to 80 columns.
         console.width = max(console.width, console.measure(result, options=console.options.update_width(400)).maximum)
     console.print(result)
+    if differences_line(c.get("model_differs") or {}):
+        say(differences_line(c["model_differs"]))
     v = c["verdict"]
     say(f"verdict: {v['before']} → {v['after']}" + (" (changed)" if v["changed"] else " (unchanged)"))
     for r in c["metrics"]:

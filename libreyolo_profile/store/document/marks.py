@@ -23,6 +23,7 @@ WINDOW_FALLBACK = "window_fallback"
 RANDOM_WEIGHTS = "random_weights"
 AMP_INACTIVE = "amp_inactive"
 DEPARTS_FROM_TRAINER = "departs_from_trainer"
+NOISY = "noisy"  # the machine was busy or the timing scattered while it measured (store/document/headline.py)
 
 # -- marks of a profile converted from LibreYOLO's built-in profiler (store/document/builtin.py) ---------
 
@@ -74,9 +75,10 @@ def window_fallback(source) -> str:
     return f"window: {source}"
 
 
-def random_weights(why: str, size: str, seed: int) -> str:
-    """A measurement that found no weights file and ran randomly initialized weights."""
-    return (f"{why}; randomly initialized LibreYOLO9-{size} (seed {seed}): timing is representative, detections "
+def random_weights(why: str, model_name: str, seed: int) -> str:
+    """A measurement that found no weights file and ran randomly initialized weights of `model_name`
+    (family and size, e.g. LibreYOLOX-s)."""
+    return (f"{why}; randomly initialized {model_name} (seed {seed}): timing is representative, detections "
             "and NMS work are not")
 
 
@@ -125,3 +127,8 @@ def builtin_gpu_definitions() -> str:
 def builtin_memory_pressure(mallocs_per_step) -> str:
     return (f"the built-in profiler flagged memory pressure ({mallocs_per_step} cudaMalloc/free per step); our "
             "thrashing rule needs reserved memory, which it does not record")
+
+
+def noisy(findings: list[str]) -> str:
+    return ("noisy measurement: " + "; ".join(findings)
+            + ": timings and differences from this profile are less certain than their spread says")
