@@ -67,7 +67,8 @@ def t_tail_two_sided(t: float, df: int) -> float:
 def measure(cli: list[str], project: Path, imgsz: int, args) -> tuple[Path, float]:
     command = [*cli, "infer", "--device", "cpu", "--imgsz", str(imgsz), "--runs", str(args.runs),
                "--warmup", str(args.warmup), "--repeat", str(args.repeat), "--project", str(project),
-               "--no-trace"] + ([] if args.overhead else ["--no-overhead"])
+               "--no-trace", "--no-report"] + ([] if args.overhead else ["--no-overhead"]) \
+        + (["--same-process"] if args.same_process else [])
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -121,9 +122,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--overhead", action="store_true",
-                        help="also time the unprofiled pass (profiler_overhead_pct); off by default: it doubles the "
-                             "time and compare does not use it")
+    parser.add_argument("--no-overhead", dest="overhead", action="store_false",
+                        help="time no unprofiled calls: the headline is then the profiled window's (the old way)")
+    parser.add_argument("--same-process", action="store_true",
+                        help="all trials of a measurement in one process (the old way; default: a fresh process each)")
     parser.add_argument("--budget-s", type=float, default=None,
                         help="stop starting new measurements after this many seconds")
     parser.add_argument("--workdir", type=Path, default=None, help="where profiles go (default: a temporary dir)")
@@ -146,7 +148,8 @@ def main() -> None:
     stopped_early = False
     n = args.repeat
     expected = t_tail_two_sided(2.0, 2 * n - 2)
-    config = f"--runs {args.runs} --warmup {args.warmup} --repeat {n}"
+    config = (f"--runs {args.runs} --warmup {args.warmup} --repeat {n}" + ("" if args.overhead else " --no-overhead")
+              + (" --same-process" if args.same_process else ""))
     print(f"A/A: {args.pairs} pairs of infer --device cpu --imgsz {args.imgsz} {config}, measured twice per pair, "
           f"interleaved; A/B: {args.ab_pairs} pairs of --imgsz {args.imgsz} vs {args.imgsz_b}; "
           "rule |Δ| > 2·√(SE_b² + SE_a²)")

@@ -61,7 +61,7 @@ def bench_infer(imgsz: int, rounds: int, calls: int, memory: bool) -> dict:
         del prof
         return times
 
-    blocks = {"plain": lambda: runner.time_each(call, range(calls)), "profiled": lambda: profiled(False)}
+    blocks = {"plain": lambda: runner.time_block(call, range(calls)).call_ms, "profiled": lambda: profiled(False)}
     if memory:
         blocks["profiled+memory"] = lambda: profiled(True)
     names = list(blocks)
@@ -118,9 +118,9 @@ def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
             window = runner.profiled_window(step, steps, prof, sync_last=True)
             del prof
         else:
-            window = runner.time_window(step, steps)
+            window = runner.time_block(step, range(steps))
         step.end_pass()
-        return window.window_ms / steps
+        return window.wall_ms / steps
 
     plain, prof = [], []
     for r in range(rounds):

@@ -16,6 +16,8 @@ import click
 import typer
 
 from libreyolo_profile.cli_arguments import screen_arguments
+from libreyolo_profile.cli_errors import first_paragraph as _first_paragraph
+from libreyolo_profile.cli_errors import interrupted as _interrupted
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
 from libreyolo_profile.output.textsafe import write_error
 
@@ -47,6 +49,7 @@ app = typer.Typer(
 
 TRACE_HELP = "profile.json, profile_repeat.json, profile_trace.json, a profile directory, or any PyTorch profiler trace (.json/.json.gz)"
 JSON_HELP = "print one JSON document on stdout and nothing else"
+FRESH_HELP = "--repeat N: each trial in its own fresh process (the spread then includes process-to-process drift)"
 EXIST_OK_HELP = "replace the profile in <project>/<kind> instead of writing the next free <kind>2, <kind>3, …"
 
 
@@ -83,13 +86,17 @@ def run_cmd(
     loss_item: bool = typer.Option(True, "--loss-item/--no-loss-item",
                                    help="keep the trainer's per-step loss.item() logging (a device sync); "
                                         "--no-loss-item departs from the trainer and is recorded in the profile"),
+    module_depth: int = typer.Option(2, help="named ranges for the model's modules down to this depth "
+                                              "(1: backbone, neck, head; 2: also their blocks; 0: off)"),
+    fresh_processes: bool = typer.Option(True, "--fresh-processes/--same-process", help=FRESH_HELP),
 ) -> None:
     """Profile a short training and write <project>/train/profile.json."""
     from libreyolo_profile.measure.options import RunOptions
 
     options = RunOptions(data=data, weights=weights, size=size, batch=batch, imgsz=imgsz, workers=workers, amp=amp,
                          steps=steps, warmup=warmup, repeat=repeat, device=device, project=project,
-                         overhead=overhead, exist_ok=exist_ok, loss_item=loss_item)
+                         overhead=overhead, exist_ok=exist_ok, loss_item=loss_item, module_depth=module_depth,
+                         fresh_processes=fresh_processes)
     from libreyolo_profile.measure.train import profile_run
 
     _show_measurement(profile_run(options, argv=sys.argv), report=report, as_json=as_json)
@@ -117,6 +124,9 @@ def infer_cmd(
     report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
     exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    module_depth: int = typer.Option(2, help="named ranges for the model's modules down to this depth "
+                                              "(1: backbone, neck, head; 2: also their blocks; 0: off)"),
+    fresh_processes: bool = typer.Option(True, "--fresh-processes/--same-process", help=FRESH_HELP),
 ) -> None:
     """Profile the inference path and write <project>/infer/profile.json."""
     from libreyolo_profile.measure.options import InferOptions
@@ -124,7 +134,8 @@ def infer_cmd(
     options = InferOptions(source=source, weights=weights, size=size, batch=batch, imgsz=imgsz, half=half,
                            amp_dtype=amp_dtype, warmup=warmup, runs=runs, repeat=repeat, conf=conf, iou=iou,
                            max_det=max_det, device=device, trace=trace, project=project, overhead=overhead,
-                           exist_ok=exist_ok)
+                           exist_ok=exist_ok, module_depth=module_depth,
+                           fresh_processes=fresh_processes)
     from libreyolo_profile.measure.infer import profile_infer
 
     _show_measurement(profile_infer(options, argv=sys.argv), report=report, as_json=as_json)
@@ -224,6 +235,19 @@ def ops_cmd(
     ops.print_ops(trace, top=top, phase=phase, as_json=as_json)
 
 
+@app.command("modules")
+def modules_cmd(
+    trace: Path = typer.Argument(..., help=TRACE_HELP),
+    depth: Optional[int] = typer.Option(None, help="show modules down to this depth (0: the model, 1: backbone, neck, head …)"),
+    phase: Optional[str] = typer.Option(None, help="forward or backward"),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Per module of the model (a tree): host and device time per step, self beside total."""
+    from libreyolo_profile.readers import modules
+
+    modules.print_modules(trace, depth=depth, phase=phase, as_json=as_json)
+
+
 COMPARE_SIDE_HELP = TRACE_HELP + "; or a directory of several profiles of one setup, whose trials are pooled"
 
 
@@ -274,14 +298,14 @@ def what_if_cmd(
 @app.command("query")
 def query_cmd(
     sql: str = typer.Argument(..., help="SQL over the views profiles, kernels, ops, phases, steps, blame"),
-    roots: Optional[list[Path]] = typer.Argument(None, help="directories searched for profiles (default runs/profile)"),
+    roots: Optional[list[str]] = typer.Argument(None, help="directories or s3://bucket/prefix URLs searched for profiles (default runs/profile)"),
     timeout: float = typer.Option(60.0, "--timeout", help="seconds the query may run; past them it stops and exits 1 (0: no limit)"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Run read-only SQL over every profile under the roots."""
     from libreyolo_profile.readers import query
 
-    query.print_query(sql, roots or [Path("runs/profile")], as_json, timeout=timeout)
+    query.print_query(sql, roots or ["runs/profile"], as_json, timeout=timeout)
 
 
 @app.command("db")
@@ -299,15 +323,17 @@ def db_cmd(
 
 @app.command("import")
 def import_cmd(
-    trace: Path = typer.Argument(..., help="a PyTorch profiler trace, or a profile.json from LibreYOLO's built-in profiler"),
-    project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
+    traces: list[Path] = typer.Argument(..., help="PyTorch profiler traces, or profile.json files from LibreYOLO's built-in profiler"),
+    project: str = typer.Option("runs/profile", help="output directory root, or an s3://bucket/prefix URL"),
     exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
+    jobs: int = typer.Option(1, "--jobs", help="import in N local processes (several inputs: each to <project>/<name>/<kind>)"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="import on the Dask cluster at this scheduler address"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Turn a foreign trace or LibreYOLO built-in profile into a profile directory of ours."""
+    """Turn foreign traces or LibreYOLO built-in profiles into profile directories of ours. Exit 1 when any input failed."""
     from libreyolo_profile import importer
 
-    importer.import_profile(trace, project, as_json, exist_ok=exist_ok)
+    raise typer.Exit(importer.import_traces(traces, project, as_json, exist_ok=exist_ok, jobs=jobs, scheduler=scheduler))
 
 
 @app.command("report")
@@ -332,32 +358,6 @@ def report_cmd(
 # typer >= 0.22 vendors click and raises its own Exit and Abort (typer.Exit), which are not click's
 _CLICK_EXIT = (click.exceptions.Exit, typer.Exit)
 _CLICK_ABORT = (click.exceptions.Abort, typer.Abort)
-
-
-def _interrupted(exc: BaseException) -> bool:
-    """Ctrl-C, however it arrived: KeyboardInterrupt, or DuckDB's InterruptException (DuckDB turns
-    SIGINT into its own exception), also when a reader wrapped it in a ProfileError."""
-    duckdb = sys.modules.get("duckdb")  # not imported: no DuckDB work can have been interrupted
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        if duckdb is not None and isinstance(exc, getattr(duckdb, "InterruptException", ())):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def _first_paragraph(exc: BaseException) -> str:
-    """An unexpected exception's message as one line: DuckDB's errors add a SQL excerpt and a caret
-    line after a blank line, which is for a debugger, not for the error line."""
-    lines = []
-    for line in str(exc).splitlines():
-        if not line.strip():
-            break
-        lines.append(line.strip())
-    return " ".join(lines)
 
 
 def run_cli(args: list[str], prog: str) -> int:

@@ -18,8 +18,8 @@ BOTH, TRAIN, INFER = ("train", "infer"), ("train",), ("infer",)
 
 # name -> (unit, kinds it applies to, device it needs, meaning)
 METRICS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
-    "step_ms": ("ms", BOTH, ANY, "train: window wall time ÷ steps (window ends when the device is done); infer: mean call latency"),
-    "throughput_img_s": ("img/s", BOTH, ANY, "images ÷ window wall seconds"),
+    "step_ms": ("ms", BOTH, ANY, "train: wall time ÷ steps (ending when the device is done); infer: mean call latency. Measured profiles: the calls timed without the profiler; traces: the profiled window"),
+    "throughput_img_s": ("img/s", BOTH, ANY, "images ÷ wall seconds (measured profiles: of the unprofiled calls)"),
     "ms_per_img": ("ms", BOTH, ANY, "1000 ÷ throughput"),
     "latency_p50_ms": ("ms", INFER, ANY, "median per-call latency"),
     "latency_p90_ms": ("ms", INFER, ANY, "90th percentile per-call latency"),
@@ -71,7 +71,10 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
     "blame_framework_overhead_pct": ("%", BOTH, "cpu", "share of step wall time: CPU inside ops that do not execute work themselves (framework and dispatch) (sql/blame.sql)"),
     "blame_dataload_pct": ("%", BOTH, ANY, "share of step wall time: device idle (CPU: any time) inside a dataload range, waiting for data (sql/blame.sql)"),
     "blame_unexplained_idle_pct": ("%", BOTH, ANY, "share of step wall time: nothing recorded: device idle, no host op, call or range (sql/blame.sql)"),
-    "profiler_overhead_pct": ("%", BOTH, ANY, "how much slower the same work ran under the profiler"),
+    "profiled_step_ms": ("ms", BOTH, ANY, "step_ms of the profiled window (the trace's own step time)"),
+    "profiler_overhead_pct": ("%", BOTH, ANY, "(profiled_step_ms − step_ms) ÷ step_ms: how much slower the same work ran under the profiler"),
+    "timing_cv_pct": ("%", BOTH, ANY, "coefficient of variation of the unprofiled calls' (steps') times"),
+    "other_cpu_pct": ("%", BOTH, ANY, "CPU time other processes used while it measured, as a share of all the machine's CPUs"),
     "steps": ("count", BOTH, ANY, "measured steps (train) or calls (infer) in the window"),
     "window_ms": ("ms", BOTH, ANY, "measured window wall time"),
     "images_per_step": ("count", BOTH, ANY, "images one step or call consumed"),
@@ -87,9 +90,15 @@ INTERNAL_COLUMNS = frozenset({"kind", "window_source", "images_per_step_source",
                               "peak_reserved_mb", "peak_host_mem_mb", "device_malloc_calls",
                               "negative_duration_events", "on_gpu"})
 
-# Metrics no trace holds: the measurement adds profiler_overhead_pct (store/document/capture.py), the
+# Metrics no trace holds: the measurement adds the unprofiled timing behind profiler_overhead_pct,
+# timing_cv_pct and other_cpu_pct (store/document/headline.py; profiled_step_ms pairs with it), the
 # document adds the verdict and the thrashing flag (store/document/assemble.py, verdict.py).
-FROM_OUTSIDE_THE_TRACE = frozenset({"profiler_overhead_pct", "bound", "bound_reason", "thrashing"})
+FROM_OUTSIDE_THE_TRACE = frozenset({"profiler_overhead_pct", "profiled_step_ms", "timing_cv_pct", "other_cpu_pct",
+                                    "bound", "bound_reason", "thrashing"})
+
+# A percentile from fewer calls than this is null, with the reason (store/document/headline.py): a p99 of
+# 30 calls is just the slowest call.
+PERCENTILE_MIN_CALLS: dict[str, int] = {"latency_p90_ms": 20, "latency_p99_ms": 100}
 
 
 def is_cpu_profile(doc: dict) -> bool:

@@ -4,7 +4,7 @@
 -- and how much device work each phase launched.
 -- Binds: $phases (VARCHAR[]: the kind's phases in display order), $steps (BIGINT measured steps),
 --        $on_gpu (BOOLEAN: false for a CPU profile, whose device columns are NULL, not 0),
---        $step_ms (DOUBLE: the profile's step_ms, the step time every other "% of step" divides by).
+--        $step_ms (DOUBLE: the trace's own step time, profiled_step_ms: the phases are profiled time too).
 -- Reads: phases (one profile's phases table), ops (for a CPU profile's launches: dispatched leaf ops).
 WITH present AS (
     SELECT phase, sum(wall_ms) AS wall_ms, sum(gpu_ms) AS gpu_ms, sum(kernels) AS kernels, sum(ops) AS ops,

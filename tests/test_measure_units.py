@@ -13,6 +13,7 @@ from libreyolo_profile.errors import ProfileError, UsageError
 from libreyolo_profile.measure import adapter, common, profiler
 from libreyolo_profile.measure.dataset import too_small_message
 from libreyolo_profile.measure.options import InferOptions, RunOptions
+from libreyolo_profile.measure import trials
 from libreyolo_profile.measure.trials import TrialRunner
 
 
@@ -173,14 +174,32 @@ def test_trial_runner_runs_the_calls_it_is_asked_for():
     runner.warmup(call, 3)
     assert call.calls == [(0, False), (1, False), (2, False)]
     call.calls.clear()
-    times = runner.time_each(call, range(2, 5))
-    assert call.calls == [(2, False), (3, False), (4, False)] and len(times) == 3
-    assert all(t >= 0 for t in times)
-    call.calls.clear()
-    window = runner.time_window(call, 2)
-    assert call.calls == [(0, False), (1, False)]
-    assert len(window.call_ms) == 2 and window.window_ms >= sum(window.call_ms)
-    assert len(ticks) == 3 + 3 + 2  # one progress tick per call
+    block = runner.time_block(call, range(2, 5))
+    assert call.calls == [(2, False), (3, False), (4, False)] and len(block.call_ms) == 3
+    assert all(t >= 0 for t in block.call_ms) and block.wall_ms >= sum(block.call_ms)
+    assert len(ticks) == 3 + 3  # one progress tick per call
+
+
+def test_unprofiled_block_times_each_phase_on_the_host_and_profiled_calls_do_not():
+    """Phases of unprofiled calls are timed (the headline's stage split); annotated ones become profiler
+    ranges instead; outside a timed block a phase costs nothing and records nothing."""
+    import time
+
+    import torch
+
+    def call(index: int, annotate: bool) -> None:
+        with trials.phase("slow", annotate):
+            time.sleep(0.02)
+        with trials.phase("fast", annotate):
+            pass
+
+    runner = TrialRunner(torch.device("cpu"))
+    block = runner.time_block(call, range(3))
+    assert set(block.stage_ms) == {"slow", "fast"} and len(block.stage_ms["slow"]) == 3
+    assert all(18.0 <= v <= block.call_ms[i] for i, v in enumerate(block.stage_ms["slow"]))
+    assert all(v < 5.0 for v in block.stage_ms["fast"])
+    call(0, False)  # outside a block: nothing is recorded anywhere
+    assert trials._stage_timer is None and len(block.stage_ms["slow"]) == 3
 
 
 def test_profiled_window_puts_each_call_in_its_own_profiler_step(tmp_path):
@@ -201,7 +220,7 @@ def test_profiled_window_puts_each_call_in_its_own_profiler_step(tmp_path):
     window = TrialRunner(device).profiled_window(call, 3, prof, sync_last=True)
     trace = profiler.export_trace(prof, tmp_path / "trace.json")
     assert seen == [(0, True), (1, True), (2, True)]
-    assert len(window.call_ms) == 3 and window.window_ms >= sum(window.call_ms)
+    assert len(window.call_ms) == 3 and window.wall_ms >= sum(window.call_ms)
     ranges = {e["name"]: (e["ts"], e["ts"] + e["dur"]) for e in json.loads(trace.read_text())["traceEvents"]
               if e.get("ph") == "X" and e["name"].startswith(("ProfilerStep#", "## work"))}
     for n in range(3):  # call n's own range lies inside ProfilerStep#(n+1)

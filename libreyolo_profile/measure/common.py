@@ -262,6 +262,9 @@ def publish(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command
     from libreyolo_profile.store.disk.writer import write_profile
 
     wanted = Path(out_dir)
+    for trial in trials:  # trials measured here, not handed over by a trial's own process
+        if trial.process is None:
+            trial.process = {"pid": os.getpid(), "fresh": len(trials) == 1}
     with status(f"analysing {len(trials)} trial trace(s) and writing {wanted}/profile.json"):
         doc, written = write_profile(wanted, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
                                      settings=settings, environment=env, model=model, marks=marks,

@@ -20,10 +20,13 @@ import statistics
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.measure import common, profiler
+from libreyolo_profile.measure import common, infer_model, profiler
 from libreyolo_profile.measure.common import MeasuredProfile
+from libreyolo_profile.measure.modules import ModuleRanges
 from libreyolo_profile.measure.options import InferOptions
-from libreyolo_profile.measure.trials import Call, TrialRunner
+from libreyolo_profile.measure import trials
+from libreyolo_profile.measure.noise import LoadSampler
+from libreyolo_profile.measure.trials import Block, Call, TrialRunner
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif"}
 
@@ -65,7 +68,7 @@ class InferCall:
     """One inference call over a batch of decoded images, optionally annotated with phases."""
 
     def __init__(self, wrapper, device, imgsz: int, conf: float, iou: float, max_det: int,
-                 autocast_dtype):
+                 autocast_dtype, module_depth: int = 0):
         import torch
         from torch.profiler import record_function
 
@@ -80,9 +83,10 @@ class InferCall:
         self.conf, self.iou, self.max_det = conf, iou, max_det
         self.autocast_dtype = autocast_dtype
         self.cuda = device.type == "cuda"
+        self.module_ranges = ModuleRanges(wrapper.model, module_depth)  # annotated calls only
 
     def _phase(self, name: str, annotate: bool):
-        return self.record_function(f"## {name} ##") if annotate else contextlib.nullcontext()
+        return trials.phase(name, annotate)
 
     def __call__(self, images: list, annotate: bool) -> list:
         torch, w = self.torch, self.wrapper
@@ -91,7 +95,7 @@ class InferCall:
             x = pre[0][0] if len(pre) == 1 else torch.cat([p[0] for p in pre], dim=0)
             x = x.to(self.device)
         with self._phase("forward", annotate):
-            with torch.no_grad():
+            with torch.no_grad(), self.module_ranges.recording(annotate):
                 if self.autocast_dtype is not None:
                     with torch.autocast("cuda", dtype=self.autocast_dtype):
                         out = w._forward(x)
@@ -122,9 +126,15 @@ def batch_plan(images: list, batch: int, runs: int) -> list[list]:
     return [[images[(i * batch + k) % len(images)] for k in range(batch)] for i in range(runs)]
 
 
-def profile_infer(opts: InferOptions, argv: list[str]) -> MeasuredProfile:
-    """Measure `opts.repeat` trials and write the profile; returns where it went."""
+def profile_infer(opts: InferOptions, argv: list[str], *, only_trial: int | None = None,
+                  hand_off_to: Path | None = None) -> MeasuredProfile | None:
+    """Measure `opts.repeat` trials and write the profile; returns where it went. With `only_trial` (a
+    trial's own process, measure/isolated.py), measure that one trial and hand it to `hand_off_to`."""
     files, source_kind, source_shown = _source_files(opts.source)
+    if opts.repeat > 1 and opts.fresh_processes and only_trial is None:
+        from libreyolo_profile.measure.isolated import measure_in_processes
+
+        return measure_in_processes("infer", opts, argv)
     with common.status("importing torch and LibreYOLO"):
         import torch
 
@@ -140,20 +150,23 @@ def profile_infer(opts: InferOptions, argv: list[str]) -> MeasuredProfile:
         raise UsageError(f"--amp-dtype bfloat16: {torch.cuda.get_device_name(device)} has no bfloat16 support; use float16")
 
     with common.workspace(opts.project, "infer") as tmp:
-        with common.status(f"building LibreYOLO9-{opts.size} on {device}"):
-            wrapper, model_info, marks = adapter.build_model(opts.weights, opts.size, device, tmp)
-        wrapper.model.eval()
-        model_info["parameter_count"] = adapter.parameter_count(wrapper.model)
-        imgsz = adapter.round_imgsz(wrapper, opts.imgsz)
         images = _decode(files)
-        call = over_plan(InferCall(wrapper, device, imgsz, opts.conf, opts.iou, opts.max_det, autocast_dtype),
-                         batch_plan(images, opts.batch, opts.runs))
+        model = infer_model.prepare(opts, device, tmp, images, lambda wrapper, imgsz: InferCall(
+            wrapper, device, imgsz, opts.conf, opts.iou, opts.max_det, autocast_dtype, opts.module_depth))
+        model_info, marks, imgsz = model.info, model.marks, model.imgsz
+        call = over_plan(model.call, batch_plan(images, opts.batch, opts.runs))
         profile_memory = device.type == "cpu" and CPU_PROFILE_MEMORY
-        trials = [_measure_trial(call, opts, device, tmp / f"trial{trial + 1}_trace.json", trial, profile_memory)
-                  for trial in range(opts.repeat)]
+        trials = [_measure_trial(call, opts, device, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial,
+                                 profile_memory)
+                  for trial in (range(opts.repeat) if only_trial is None else [only_trial])]
+        infer_model.finish(model, trials)
         env = common.environment(device)
         source = {"source": source_shown, "source_kind": source_kind, "source_images": len(images)}
         settings = _settings(opts, source, model_info, imgsz, device, profile_memory)
+        if hand_off_to is not None:
+            from libreyolo_profile.measure.isolated import hand_off
+
+            return hand_off(hand_off_to, trials, settings=settings, environment=env, model=model_info, marks=marks)
         return common.publish(Path(opts.project) / "infer", kind="infer", trials=trials, keep_trace=opts.trace,
                               command=list(argv), settings=settings, env=env, model=model_info, marks=marks,
                               exist_ok=opts.exist_ok)
@@ -165,27 +178,31 @@ CPU_PROFILE_MEMORY = False
 
 def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, trial: int,
                    profile_memory: bool):
-    """Warmup, half the unprofiled calls, the profiled window, the other half; the trace exported."""
+    """Warmup, half the unprofiled calls, the profiled window, the other half (blocks A B A, same
+    inputs in the same order); the trace exported. The unprofiled calls are the headline."""
     runs, warmup = opts.runs, opts.warmup
     label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "infer"
     total = warmup + runs * (2 if opts.overhead else 1)
+    load = LoadSampler(device)
     with common.progress(f"{label}: warmup {warmup}, {runs} profiled calls"
                          + (f", {runs} unprofiled" if opts.overhead else ""), total) as advance:
         runner = TrialRunner(device, advance)
+        load.start()
         runner.warmup(call, warmup)
         retries = profiler.cuda_memory_reset(device)
         before = runs // 2 if opts.overhead else 0
-        plain = runner.time_each(call, range(before))
+        plain = [runner.time_block(call, range(before))] if before else []
         if device.type == "cuda":  # the unprofiled calls must not lift the window's peak
             retries = profiler.cuda_memory_reset(device)
         prof = profiler.make_profiler(device, profile_memory=profile_memory)
         window = runner.profiled_window(call, runs, prof)
         mem = profiler.cuda_memory_capture(device, retries)
+        if opts.overhead:
+            plain.append(runner.time_block(call, range(before, runs)))
+        machine = load.stop()
         profiler.export_trace(prof, trace_path)
         del prof
-        if opts.overhead:
-            plain += runner.time_each(call, range(before, runs))
-    return _capture(trace_path, opts.batch, mem, window.call_ms, plain, opts.overhead, device)
+    return _capture(trace_path, opts.batch, mem, window, plain, machine, device)
 
 
 def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, device, profile_memory: bool) -> dict:
@@ -220,33 +237,32 @@ def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, de
                             "before the window, Results objects not built"),
         "torch_threads": torch.get_num_threads(),
         "profile_memory": profile_memory,
+        "module_depth": opts.module_depth,
         "profiler": profiler.profiler_settings(device),
     }
 
 
-def _capture(trace_path: Path, batch: int, mem: dict, profiled: list[float], plain: list[float],
-             overhead: bool, device):
-    from libreyolo_profile.store.document.capture import TrialCapture
+def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: list[Block], machine: dict,
+             device):
+    from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
 
+    profiled = window.call_ms
     extra = {
         "host_latency_mean_ms": round(statistics.fmean(profiled), 4),
         "host_latency_p50_ms": round(statistics.median(profiled), 4),
         "host_latency_ms": [round(v, 4) for v in profiled],
     }
-    pct = method = None
-    if overhead and plain:
-        med_p, med_u = statistics.median(profiled), statistics.median(plain)
-        pct = round((med_p - med_u) / med_u * 100.0, 3)
-        method = (f"median latency of the {len(profiled)} profiled calls vs the same {len(plain)} calls "
-                  "(same inputs, same order) timed without the profiler, half just before the window and "
-                  "half just after; can be negative within timing noise")
-        extra["unprofiled_latency_p50_ms"] = round(med_u, 4)
-        extra["unprofiled_latency_mean_ms"] = round(statistics.fmean(plain), 4)
-        extra["profiler_overhead_mean_pct"] = round(
-            (statistics.fmean(profiled) - statistics.fmean(plain)) / statistics.fmean(plain) * 100.0, 3)
     if device.type == "cpu":
         extra["peak_rss_mb"] = profiler.peak_rss_mb()
         extra["peak_rss_note"] = ("process peak resident set size since start (interpreter, libraries, model "
                                   "and every tensor), not an allocator peak")
-    return TrialCapture(trace_path=trace_path, images_per_step=batch, profiler_overhead_pct=pct,
-                        overhead_method=method, extra=extra, **mem)
+    unprofiled = None
+    if plain:
+        extra["unprofiled_latency_ms"] = [round(v, 4) for b in plain for v in b.call_ms]
+        unprofiled = UnprofiledTiming.of_blocks(
+            plain, images_per_call=batch,
+            where=(f"{sum(len(b.call_ms) for b in plain)} unprofiled calls in {len(plain)} blocks, half just before "
+                   f"the profiled window and half just after (same inputs, same order)"))
+    return TrialCapture(trace_path=trace_path, images_per_step=batch,
+                        profiled_step_ms=statistics.fmean(profiled), profiled_window_ms=window.wall_ms,
+                        unprofiled=unprofiled, machine=machine, extra=extra, **mem)

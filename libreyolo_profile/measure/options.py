@@ -18,6 +18,9 @@ from libreyolo_profile.errors import UsageError
 
 AMP_DTYPES = ("float16", "bfloat16")
 AUTO_BATCH = -1  # `run --batch -1`: pick the batch from the device's memory
+# `--module-depth`: named ranges for the model's modules down to this depth (measure/modules.py);
+# 2 = the top-level parts (backbone, neck, head) and their direct children; 0 = none
+MODULE_DEPTH = 2
 
 # `run` measures LibreYOLO's training step as the trainer runs it; each way to depart from it is an
 # option, named here with what it changes, and recorded in the profile (settings.departures and the
@@ -58,10 +61,13 @@ class InferOptions:
     project: Path = Path("runs/profile")
     overhead: bool = True
     exist_ok: bool = False
+    module_depth: int = MODULE_DEPTH
+    fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
 
     def __post_init__(self) -> None:
         check_at_least("batch", self.batch)
         check_at_least("runs", self.runs)
+        check_at_least("module-depth", self.module_depth, 0)
         check_at_least("warmup", self.warmup, 0)
         check_at_least("repeat", self.repeat)
         check_at_least("max-det", self.max_det)
@@ -89,6 +95,8 @@ class RunOptions:
     overhead: bool = True
     exist_ok: bool = False
     loss_item: bool = True  # False departs from the trainer: see TRAINER_DEPARTURES
+    module_depth: int = MODULE_DEPTH
+    fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
 
     def __post_init__(self) -> None:
         if self.batch != AUTO_BATCH:
@@ -97,6 +105,7 @@ class RunOptions:
         check_at_least("warmup", self.warmup, 0)
         check_at_least("repeat", self.repeat)
         check_at_least("workers", self.workers, 0)
+        check_at_least("module-depth", self.module_depth, 0)
         check_at_least("imgsz", self.imgsz)
 
     @property

@@ -15,9 +15,11 @@ in the `departs_from_trainer` mark; a profile without them measured the step as 
 
 Each trial is a fresh pass over the training split: `--warmup` steps untraced, then `--steps`
 traced, all from that one pass (no epoch boundary, no validation, no checkpoint in the window).
-Profiler overhead: the same trial replayed without the profiler (weights, optimizer, EMA, scaler,
-schedule and RNG restored to the trial's start, so the same batches come out) and the window wall
-times compared.
+The headline: the same trial replayed without the profiler (weights, optimizer, EMA, scaler,
+schedule and RNG restored to the trial's start, so the same batches come out), before the profiled
+pass in odd trials and after it in even ones. Its step time, throughput and stage split are the
+profile's; the profiled pass supplies the attribution, and the two windows' wall times give
+profiler_overhead_pct.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ from libreyolo_profile.measure.common import MeasuredProfile, note
 from libreyolo_profile.measure.dataset import resolve_dataset, too_small_message
 from libreyolo_profile.measure.options import RunOptions
 from libreyolo_profile.measure.train_step import TrainStep
-from libreyolo_profile.measure.trials import TrialRunner, seed_everything
+from libreyolo_profile.measure.train_model import SEED
+from libreyolo_profile.measure.noise import LoadSampler
+from libreyolo_profile.measure.trials import Block, TrialRunner, seed_everything
 from libreyolo_profile.store.document import marks as mark
 
-AUX_WEIGHT = 0.25  # LibreYOLO9.train()'s default PGI weight
-SEED = 0  # LibreYOLO's training default
 
 
 @dataclass
@@ -56,8 +58,11 @@ class Training:
     full_batches: int
 
 
-def profile_run(opts: RunOptions, argv: list[str]) -> MeasuredProfile:
-    """Measure `opts.repeat` trials of training and write the profile; returns where it went."""
+def profile_run(opts: RunOptions, argv: list[str], *, only_trial: int | None = None,
+                hand_off_to: Path | None = None) -> MeasuredProfile | None:
+    """Measure `opts.repeat` trials of training and write the profile; returns where it went. With
+    `only_trial` (a trial's own process, measure/isolated.py), measure that one trial and hand it to
+    `hand_off_to`."""
     with common.status("importing torch and LibreYOLO"):
         device = common.resolve_device(opts.device)
         from libreyolo_profile.measure import adapter
@@ -65,11 +70,20 @@ def profile_run(opts: RunOptions, argv: list[str]) -> MeasuredProfile:
         adapter.check_libreyolo()
         cfg = resolve_dataset(opts.data)
     check_dataset_supply(opts, len(cfg["train_img_files"]))
+    if opts.repeat > 1 and opts.fresh_processes and only_trial is None:
+        from libreyolo_profile.measure.isolated import measure_in_processes
+
+        return measure_in_processes("train", opts, argv)
     with common.workspace(opts.project, "train") as tmp:
         training = set_up(opts, cfg, device, tmp)
-        trials = [measure_trial(training, opts, tmp / f"trial{trial + 1}_trace.json", trial)
-                  for trial in range(opts.repeat)]
+        trials = [measure_trial(training, opts, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial)
+                  for trial in (range(opts.repeat) if only_trial is None else [only_trial])]
         env = common.environment(device)
+        if hand_off_to is not None:
+            from libreyolo_profile.measure.isolated import hand_off
+
+            return hand_off(hand_off_to, trials, settings=_settings(opts, training), environment=env,
+                            model=training.model_info, marks=training.marks)
         return common.publish(Path(opts.project) / "train", kind="train", trials=trials, keep_trace=True,
                               command=list(argv), settings=_settings(opts, training), env=env,
                               model=training.model_info, marks=training.marks, exist_ok=opts.exist_ok)
@@ -117,28 +131,16 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
         amp_active, autocast_dtype = False, None
     return Training(device=device, cfg=cfg, model_info=model_info, marks=marks, imgsz=imgsz, batch=batch,
                     batch_rule=batch_rule, amp_active=amp_active, trainer=trainer,
-                    step=TrainStep(trainer, device, autocast_dtype, loss_item=opts.loss_item), available=available,
+                    step=TrainStep(trainer, device, autocast_dtype, loss_item=opts.loss_item,
+                                   module_depth=opts.module_depth), available=available,
                     full_batches=full_batches)
 
 
 def _build_model(opts: RunOptions, cfg: dict, device, tmp: Path):
-    """As LibreYOLO9.train(): seed, re-head for the dataset's classes, attach the PGI aux branch."""
-    from libreyolo_profile.measure import adapter
+    """As the family's own train() (measure/train_model.py)."""
+    from libreyolo_profile.measure import train_model
 
-    with common.status(f"building LibreYOLO9-{opts.size} on {device}"):
-        wrapper, model_info, marks = adapter.build_model(opts.weights, opts.size, device, tmp)
-    imgsz = adapter.round_imgsz(wrapper, opts.imgsz)
-    seed_everything(SEED, device)
-    nc = cfg["nc"]
-    model_info["nb_classes_checkpoint"] = int(wrapper.nb_classes)
-    if nc != wrapper.nb_classes:
-        wrapper._rebuild_for_new_classes(nc)
-    model_info["nb_classes"] = int(nc)
-    wrapper.model.enable_aux(weight=AUX_WEIGHT)
-    wrapper.model.to(device)
-    model_info["aux_weight"] = AUX_WEIGHT
-    model_info["parameter_count"] = adapter.parameter_count(wrapper.model)
-    return wrapper, model_info, marks, imgsz
+    return train_model.build(opts, cfg, device, tmp)
 
 
 def _pick_batch(opts: RunOptions, wrapper, imgsz: int, device, autocast_dtype, images: int):
@@ -156,16 +158,9 @@ def _pick_batch(opts: RunOptions, wrapper, imgsz: int, device, autocast_dtype, i
 
 def _build_trainer(opts: RunOptions, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device,
                    tmp: Path):
-    from libreyolo.models.yolo9.trainer import YOLO9Trainer
+    from libreyolo_profile.measure import train_model
 
-    with common.status("building LibreYOLO's training pipeline (dataset, loader, optimizer, EMA)"):
-        trainer = YOLO9Trainer(
-            model=wrapper.model, wrapper_model=wrapper, size=model_info["size"], num_classes=cfg["nc"],
-            data=str(Path(cfg["yaml_file"]).resolve()), batch=batch, imgsz=imgsz, workers=opts.workers,
-            device=str(device), project=str(tmp / "trainer"), name="setup", exist_ok=True,
-            amp=opts.amp, amp_dtype="float16", seed=SEED)
-        trainer.setup()
-    return trainer
+    return train_model.build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,16 +168,24 @@ def _build_trainer(opts: RunOptions, cfg: dict, wrapper, model_info: dict, batch
 
 
 def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial: int):
-    """Warmup and the profiled window from one fresh pass; then, with --overhead, the same trial
-    replayed without the profiler."""
+    """The trial's profiled pass and, with --overhead, the same pass without the profiler (weights,
+    optimizer, EMA, scaler, schedule and RNG restored to the trial's start, so the same batches come
+    out). Odd trials time the unprofiled pass first, so drift within a process hits both sides; the
+    unprofiled pass is the headline. Training then continues from the profiled pass's end state."""
     step, device = training.step, training.device
     label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "run"
     start = step.snapshot() if opts.overhead else None
     trial_seed = SEED + 1 + trial
     total = opts.steps_per_trial * (2 if opts.overhead else 1)
+    load = LoadSampler(device)
     with common.progress(f"{label}: warmup {opts.warmup}, {opts.steps} profiled steps of batch {training.batch}"
-                         + (", then the same steps unprofiled" if opts.overhead else ""), total) as advance:
+                         + (", and the same steps unprofiled" if opts.overhead else ""), total) as advance:
         runner = TrialRunner(device, advance)
+        load.start()
+        plain = None
+        if start is not None and trial % 2 == 1:
+            plain = _unprofiled_pass(training, opts, runner, trial_seed)
+            step.restore(start)
         seed_everything(trial_seed, device)
         _start_epoch(training)
         step.begin_pass(training.trainer.train_loader)
@@ -192,12 +195,15 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
         window = runner.profiled_window(step, opts.steps, prof, sync_last=True)
         mem = profiler.cuda_memory_capture(device, retries)
         step.end_pass()
+        if start is not None and plain is None:
+            end = step.snapshot()
+            step.restore(start)
+            plain = _unprofiled_pass(training, opts, runner, trial_seed)
+            step.restore(end)
+        machine = load.stop()
         profiler.export_trace(prof, trace_path)
         del prof
-        plain_ms = None
-        if start is not None:
-            plain_ms = _replay_unprofiled(training, opts, runner, start, trial_seed)
-    return _capture(trace_path, training.batch, mem, window.call_ms, window.window_ms, plain_ms, opts.steps, device)
+    return _capture(trace_path, training.batch, mem, window, plain, machine, opts.steps, trial % 2 == 1, device)
 
 
 def _start_epoch(training: Training) -> None:
@@ -209,20 +215,17 @@ def _start_epoch(training: Training) -> None:
         enforce_frozen_bn_eval()
 
 
-def _replay_unprofiled(training: Training, opts: RunOptions, runner: TrialRunner, start: dict,
-                       trial_seed: int) -> float:
-    """The trial again from its start state, without the profiler; the window's wall time (ms).
-    Training then continues from the profiled trial's end state, as if the replay never happened."""
+def _unprofiled_pass(training: Training, opts: RunOptions, runner: TrialRunner, trial_seed: int) -> Block:
+    """The trial's pass without the profiler, from the state the caller restored: warmup, then the
+    measured steps as one timed block."""
     step = training.step
-    end = step.snapshot()
-    step.restore(start)
     seed_everything(trial_seed, training.device)
+    _start_epoch(training)
     step.begin_pass(training.trainer.train_loader)
     runner.warmup(step, opts.warmup)
-    window = runner.time_window(step, opts.steps)
+    block = runner.time_block(step, range(opts.steps))
     step.end_pass()
-    step.restore(end)
-    return window.window_ms
+    return block
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,7 +264,7 @@ def _settings(opts: RunOptions, training: Training) -> dict:
         "overhead": opts.overhead,
         "seed": SEED,
         "trial_seeds": [SEED + 1 + t for t in range(repeat)],
-        "aux_weight": AUX_WEIGHT,
+        "aux_weight": training.model_info.get("aux_weight"),  # None: the family attaches no aux branch
         "optimizer": _optimizer_desc(trainer),
         "ema": trainer.ema_model is not None,
         "scheduler": str(getattr(trainer.config, "scheduler", None)),
@@ -280,6 +283,7 @@ def _settings(opts: RunOptions, training: Training) -> dict:
                                if amp_active else "")
                             + _logging_reads(opts.loss_item)),
         "loss_item": opts.loss_item,
+        "module_depth": opts.module_depth,
         "departures": list(opts.departures),
         "torch_threads": torch.get_num_threads(),
         "profiler": profiler.profiler_settings(training.device),
@@ -300,26 +304,28 @@ def _optimizer_desc(trainer) -> dict:
             "groups": groups}
 
 
-def _capture(trace_path: Path, batch: int, mem: dict, step_ms: list[float], window_ms: float,
-             plain_ms: float | None, steps: int, device):
-    from libreyolo_profile.store.document.capture import TrialCapture
+def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: Block | None, machine: dict,
+             steps: int, plain_first: bool, device):
+    from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
 
     extra = {
-        "host_window_ms": round(window_ms, 3),
-        "host_step_ms": [round(v, 3) for v in step_ms],
-        "host_step_p50_ms": round(statistics.median(step_ms), 3),
+        "host_window_ms": round(window.wall_ms, 3),
+        "host_step_ms": [round(v, 3) for v in window.call_ms],
+        "host_step_p50_ms": round(statistics.median(window.call_ms), 3),
     }
-    pct = method = None
-    if plain_ms is not None:
-        pct = round((window_ms - plain_ms) / plain_ms * 100.0, 3)
-        method = (f"wall time of the {steps} profiled steps vs the same {steps} steps replayed without the "
-                  "profiler (weights, optimizer, EMA, scaler, LR schedule and RNG restored to the trial's "
-                  "start, so the same batches come out), each window ending with a device synchronize; "
-                  "can be negative within timing noise")
-        extra["unprofiled_window_ms"] = round(plain_ms, 3)
     if device.type == "cpu":
         extra["peak_rss_mb"] = profiler.peak_rss_mb()
         extra["peak_rss_note"] = ("process peak resident set size since start (interpreter, libraries, model, "
                                   "dataset and every tensor), not an allocator peak")
-    return TrialCapture(trace_path=trace_path, images_per_step=batch, profiler_overhead_pct=pct,
-                        overhead_method=method, extra=extra, **mem)
+    unprofiled = None
+    if plain is not None:
+        extra["unprofiled_step_ms"] = [round(v, 3) for v in plain.call_ms]
+        extra["unprofiled_window_ms"] = round(plain.wall_ms, 3)
+        unprofiled = UnprofiledTiming.of_blocks(
+            [plain], images_per_call=batch,
+            where=(f"the trial's {steps} steps replayed without the profiler "
+                   f"{'before' if plain_first else 'after'} the profiled pass, from the same start state "
+                   "(weights, optimizer, EMA, scaler, LR schedule and RNG restored, so the same batches come out)"))
+    return TrialCapture(trace_path=trace_path, images_per_step=batch, profiled_step_ms=window.wall_ms / steps,
+                        profiled_window_ms=window.wall_ms, unprofiled=unprofiled, machine=machine, extra=extra,
+                        **mem)

@@ -28,12 +28,16 @@ import contextlib
 import copy
 import random
 
+from libreyolo_profile.errors import ProfileError
+from libreyolo_profile.measure import trials
+from libreyolo_profile.measure.modules import ModuleRanges
+
 
 class TrainStep:
     """Steps of one pass over the training loader: `begin_pass(loader)`, then `step(index, annotate)`
     per batch (the trial loop's `Call`), then `end_pass()`."""
 
-    def __init__(self, trainer, device, autocast_dtype, *, loss_item: bool = True):
+    def __init__(self, trainer, device, autocast_dtype, *, loss_item: bool = True, module_depth: int = 0):
         import torch
         from torch.profiler import record_function
 
@@ -47,6 +51,8 @@ class TrainStep:
         self.device = device
         self.autocast_dtype = autocast_dtype
         self.loss_item = loss_item  # the trainer's per-step logging reads (a sync on a GPU)
+        # module ranges in annotated steps only; their backward ranges end inside loss.backward()
+        self.module_ranges = ModuleRanges(self.model, module_depth)
         self.iteration = 0  # schedule position, like the trainer's current_iter
         self.batches = None  # the current pass's loader iterator
         apply = getattr(trainer, "_apply_scheduler", None)
@@ -61,7 +67,7 @@ class TrainStep:
         self.batches = None
 
     def _phase(self, name: str, annotate: bool):
-        return self.record_function(f"## {name} ##") if annotate else contextlib.nullcontext()
+        return trials.phase(name, annotate)
 
     def step(self, index: int, annotate: bool) -> None:
         """The next step of the pass (`index` is the loop's count; batches come in loader order)."""
@@ -70,12 +76,15 @@ class TrainStep:
         with self._phase("to_device", annotate):
             imgs = batch[0].to(self.device, non_blocking=True)
             targets = batch[1].to(self.device, non_blocking=True)
+        polygons = batch[4] if len(batch) == 5 else None  # segment-task batches carry polygons
         with self._phase("forward", annotate):
-            outputs = self._forward(imgs, targets)
-            loss = outputs["total_loss"]
+            with self.module_ranges.recording(annotate), _fails_as_usage(self.trainer, "forward and loss"):
+                outputs = self._forward(imgs, targets, polygons)
+                loss = outputs["total_loss"]
         with self._phase("backward", annotate):
             self.optimizer.zero_grad()  # the trainer's call: set_to_none, between forward and backward
-            self._backward(loss)
+            with _fails_as_usage(self.trainer, "backward"):
+                self._backward(loss)
         with self._phase("optimizer", annotate):
             self._optimizer_step()
             if self.ema is not None:
@@ -87,11 +96,12 @@ class TrainStep:
             if self._apply_scheduler is not None:
                 self._apply_scheduler(self.iteration)
 
-    def _forward(self, imgs, targets) -> dict:
+    def _forward(self, imgs, targets, polygons) -> dict:
+        extra = {} if polygons is None else {"polygons": polygons}
         if self.autocast_dtype is None:
-            return self.trainer.on_forward(imgs, targets)
+            return self.trainer.on_forward(imgs, targets, **extra)
         with self.torch.autocast("cuda", dtype=self.autocast_dtype):
-            return self.trainer.on_forward(imgs, targets)
+            return self.trainer.on_forward(imgs, targets, **extra)
 
     def _backward(self, loss) -> None:
         """Backward, then the trainer's clipping where its config sets clip_max_norm (under AMP the
@@ -118,9 +128,13 @@ class TrainStep:
 
     def _log_loss(self, loss, outputs: dict) -> None:
         """The trainer's per-step logging reads: the loss to a Python float, then the loss components
-        (YOLO9's `get_loss_components` moves them to the host with one `.cpu()`). Values unused."""
+        to floats as the trainer's `_scalar_mapping` does (YOLO9's `get_loss_components` first moves
+        them to the host with one `.cpu()`). Values unused."""
         float(loss.item())
-        self.trainer.get_loss_components(outputs)
+        components = self.trainer.get_loss_components(outputs)
+        to_scalars = getattr(self.trainer, "_scalar_mapping", None)
+        if callable(to_scalars):
+            to_scalars(components)
 
     __call__ = step
 
@@ -159,6 +173,18 @@ class TrainStep:
         torch.set_rng_state(cpu)
         if cuda is not None:
             torch.cuda.set_rng_state_all(cuda)
+
+
+@contextlib.contextmanager
+def _fails_as_usage(trainer, what: str):
+    """A family whose training step fails here (a loss that cannot take this input size, a missing
+    dependency) exits 2 with LibreYOLO's reason instead of a traceback."""
+    try:
+        yield
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise ProfileError(f"{type(trainer).__name__}: LibreYOLO's training {what} failed "
+                           f"({type(exc).__name__}: {first})", 2) from None
 
 
 def _np_state():

@@ -12,9 +12,12 @@ from libreyolo_profile.readers.common import PHASES, open_profile, profile_ident
 
 def phase_rows(loaded, con) -> tuple[list[str], list[tuple]]:
     doc = loaded.doc
-    return run_sql(con, "phases.sql", {"phases": PHASES[doc["kind"]], "steps": doc["metrics"]["steps"],
-                                       "on_gpu": not is_cpu_profile(doc),
-                                       "step_ms": doc["metrics"].get("step_ms")})
+    # the phases come from the trace: their shares divide by the trace's own step time (the profiled
+    # one), not by the headline, which a measured profile takes from calls timed without the profiler
+    metrics = doc["metrics"]
+    traced_step_ms = metrics.get("profiled_step_ms", metrics.get("step_ms"))
+    return run_sql(con, "phases.sql", {"phases": PHASES[doc["kind"]], "steps": metrics["steps"],
+                                       "on_gpu": not is_cpu_profile(doc), "step_ms": traced_step_ms})
 
 
 def launches_label(on_cpu: bool) -> str:

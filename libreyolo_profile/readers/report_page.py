@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile
 from libreyolo_profile.output.terminal import fmt_count
+from libreyolo_profile.readers.model_identity import model_line
+from libreyolo_profile.readers.report_modules import modules_section
 from libreyolo_profile.readers.report_svg import (CATEGORY_COLORS, GPU_OVERLAY, PHASE_COLORS, blame_section,
                                                   color_for, esc, hbars, histogram, legend, num, share_bar, step_bars, step_peak)
 
@@ -137,7 +139,7 @@ def header(side: dict) -> str:
     if meta.get("device_name"):
         facts.append(meta["device_name"])
     if model.get("family"):
-        facts.append(f"{model.get('family')}-{model.get('size')}")
+        facts.append(model_line(model))
     facts.append(f"{fmt_count(w.get('steps'))} measured {unit_word} over {num(w.get('wall_ms'), 1)} ms")
     if s["repeat_n"] > 1:
         facts.append(f"mean of {s['repeat_n']} trials")
@@ -331,6 +333,7 @@ def single_page(side: dict) -> str:
     s = side["summary"]
     body = ("<h1>libreyolo profile report</h1>" + header(side) + marks(side) + verdict(side) + cards(side)
             + blame(side, WIDE) + steps_section(side) + phases_section(side, compact=False) + latency_section(side)
+            + modules_section(side, WIDE)
             + composition_section(side) + kernels_section(side, compact=False) + ops_section(side, compact=False)
             + "<h2>All metrics</h2>" + all_metrics(side))
     return _page(f"profile report · {s['profile']['kind']} · {s['verdict'].get('bound')}", body, side["producer"])

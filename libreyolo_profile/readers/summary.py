@@ -14,13 +14,15 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, fmt_metric, short_name, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records, run_sql
+from libreyolo_profile.readers.modules import print_module_tree, top_modules
 from libreyolo_profile.readers.phases import launches_label, phase_rows
+from libreyolo_profile.readers.model_identity import model_line
 
 HEADLINE = ["step_ms", "throughput_img_s", "ms_per_img", "gpu_util_pct", "tensorcore_pct", "gemm_pct",
             "memory_bound_pct", "communication_pct", "peak_vram_mb", "peak_mem_mb", "host_overhead_ms",
             "host_overhead_pct", "launches_per_step", "per_launch_host_us", "launch_api_us", "kernel_gap_us",
             "sync_ms", "sync_pct", "memcpy_ms", "dataload_pct", "to_device_pct", "leaf_busy_pct",
-            "profiler_overhead_pct"]
+            "profiled_step_ms", "profiler_overhead_pct", "timing_cv_pct"]
 LATENCY = ["latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "preprocess_ms", "preprocess_pct",
            "forward_ms", "forward_pct", "postprocess_ms", "postprocess_pct"]
 TOP_ROWS = 10
@@ -71,6 +73,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
         "null_reasons": reasons,
         "verdict": doc["verdict"],
         "marks": doc.get("marks", {}),
+        "headline": (doc.get("timing") or {}).get("headline"),
         "devices": doc.get("devices", []),
         "repeat_n": max((s.get("n", 1) for s in (doc.get("repeat") or {}).values()), default=1),
         "categories": records(cat_cols, cat_rows),
@@ -78,6 +81,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
         "top_ops": records(o_cols, o_rows),
         "phases": records(p_cols, p_rows),
         "blame": blame_by_step(con),
+        "modules": top_modules(con),
     }
 
 
@@ -105,7 +109,7 @@ def _headline(s: dict) -> str:
     head = (f"{p['kind']} profile · {p['device_type']} · {fmt(steps, unit='count')} measured "
             f"{noun}{'' if steps == 1 else 's'} over {fmt(w.get('wall_ms'), 1)} ms")
     if model.get("family"):
-        head += f" · {model.get('family')}-{model.get('size')}"
+        head += f" · {model_line(model)}"
     if s["repeat_n"] > 1:
         head += f" · mean of {s['repeat_n']} trials"
     return head
@@ -152,6 +156,7 @@ def _print_phases(console, s: dict) -> None:
     noun = "call" if s["profile"]["kind"] == "infer" else "step"
     title = ("Stage split per call" if noun == "call" else "Phases per step")
     title += " (inferred)" if "phases_inferred" in s["marks"] else ""
+    title += " · under the profiler" if s.get("headline") == "unprofiled" else ""
     columns = [("phase", "left"), ("ms", "right"), (f"% of {noun}", "right"), ("", "left")]
     columns += [] if on_cpu else [("GPU ms", "right"), ("kernels", "right")]
     columns += [("ops", "right")]
@@ -251,6 +256,7 @@ def show_summary(s: dict) -> None:
                             [[d["device"], d.get("name") or "", d["busy_ms"], d["gpu_util_pct"]] for d in others]))
     if s["phases"]:
         _print_phases(console, s)
+    print_module_tree(console, s.get("modules") or [], s["profile"]["device_type"] == "cpu")
     if s["profile"]["device_type"] == "cpu":
         if s["top_ops"]:
             _print_top_ops(console, s)

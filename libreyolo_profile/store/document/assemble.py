@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 from libreyolo_profile import __version__
 from libreyolo_profile.metric_catalog import INTERNAL_COLUMNS, METRICS, is_cpu_profile
+from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
@@ -27,7 +28,7 @@ def trial_metrics(analysis: dict, capture: TrialCapture | None) -> dict:
     """The metrics of one trial: the trace's (sql/metrics.sql, every rule the trace alone decides),
     then the measurement overrides: what only the measurement could know."""
     m = {k: _clean(v) for k, v in analysis["metrics"].items()}
-    m["profiler_overhead_pct"] = capture.profiler_overhead_pct if capture is not None else None
+    headline.apply_headline(m, capture)
     if capture is not None:
         _measurement_overrides(m, capture)
     return m
@@ -80,9 +81,14 @@ def _null_reasons(m: dict, analysis: dict) -> dict:
         if m.get("host_overhead_ms") is None:
             reasons["host_overhead_ms"] = reasons["host_overhead_pct"] = reasons["per_launch_host_us"] = \
                 reasons["leaf_busy_pct"] = "the trace records no framework ops inside its steps"
-    if m.get("profiler_overhead_pct") is None:
-        reasons["profiler_overhead_pct"] = ("not measured: a foreign trace carries no unprofiled timing"
-                                            if analysis.get("foreign") else "skipped (--no-overhead)")
+    unprofiled = ("not measured: a foreign trace carries no unprofiled timing" if analysis.get("foreign")
+                  else "not measured: --no-overhead timed no calls without the profiler")
+    for name in ("profiler_overhead_pct", "timing_cv_pct"):
+        if m.get(name) is None:
+            reasons[name] = unprofiled
+    if m.get("other_cpu_pct") is None:
+        reasons["other_cpu_pct"] = ("not measured: a foreign trace does not record the machine's load"
+                                    if analysis.get("foreign") else "this system has no /proc/stat to read it from")
     return reasons
 
 
@@ -116,6 +122,9 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
     last = analyses[-1]
     kind = last["kind"]
     per_trial = [trial_metrics(a, c) for a, c in zip(analyses, captures)]
+    thin = {}
+    for m, c in zip(per_trial, captures):
+        thin.update(headline.drop_thin_percentiles(m, headline.calls_behind_percentiles(c, m.get("steps"))))
     on_gpu = bool(per_trial[-1].get("on_gpu"))
     device_type = device_type or ("gpu" if on_gpu else "cpu")
     total_mb = next((d.get("total_mb") for d in last["devices"]), None)
@@ -146,8 +155,12 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
         all_marks[mark.PHASES_INFERRED] = mark.phases_inferred()
     if not str(metrics.get("window_source", "")).startswith("ProfilerStep"):
         all_marks[mark.WINDOW_FALLBACK] = mark.window_fallback(metrics.get("window_source"))
+    noise = headline.noise_evidence(kind, captures, per_trial, THRESHOLDS)
+    if noise:
+        all_marks[mark.NOISY] = mark.noisy(noise)
 
     reasons = _null_reasons(metrics, {"foreign": source.get("type") != "measured"})
+    reasons.update({name: why for name, why in thin.items() if metrics.get(name) is None})
     rss = [c.extra.get("peak_rss_mb") for c in captures if c is not None and c.extra.get("peak_rss_mb")]
     if metrics.get("peak_mem_mb") is None and rss and "peak_mem_mb" in reasons:
         # not the allocator's peak, but the nearest honest figure: say what it is, keep the metric null
@@ -161,14 +174,15 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
         source=source, command=command, settings=settings or {}, environment=environment or {}, model=model or {},
         generation=uuid.uuid4().hex, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         producer=f"libreyolo-profile {__version__}",
-        extra=[c.extra for c in captures if c is not None and c.extra] or None)
+        extra=[c.extra for c in captures if c is not None and c.extra] or None,
+        timing=headline.timing_record(kind, captures))
 
 
 def assemble(*, kind: str, kind_inferred: bool, device_type: str, metrics: dict, verdict: dict,
              thrashing: bool | None, marks: dict, null_reasons: dict, trials: list[dict], repeat: dict,
              window_source, images_per_step_source, devices: list, rank, world_size, tables: dict,
              source: dict, command, settings: dict, environment: dict, model: dict,
-             generation: str, created: str, producer: str, extra) -> dict:
+             generation: str, created: str, producer: str, extra, timing: dict | None = None) -> dict:
     """The one layout of profile.json (docs/SCHEMA.md), for every kind of source. `metrics` may hold
     sql/metrics.sql's internal columns: they are left out. The marks every profile shares (a CPU
     profile, a tiny window) are added here; `marks` holds the source's own."""
@@ -201,6 +215,7 @@ def assemble(*, kind: str, kind_inferred: bool, device_type: str, metrics: dict,
         "world_size": world_size,
         "devices": devices,
         "metrics": public,
+        "timing": timing or {"headline": "trace", "overhead_method": None},
         "null_reasons": null_reasons,
         "verdict": verdict,
         "thresholds": THRESHOLDS,

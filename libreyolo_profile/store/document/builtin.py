@@ -24,6 +24,7 @@ from libreyolo_profile import __version__
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.metric_catalog import METRICS
 from libreyolo_profile.store.document import marks as mark
+from libreyolo_profile.store.document.headline import drop_thin_percentiles
 from libreyolo_profile.store.document.assemble import assemble
 from libreyolo_profile.store.document.verdict import decide
 from libreyolo_profile.store.schema import BUILTIN_SCHEMA, TABLES
@@ -95,6 +96,9 @@ def _metrics(raw: dict, kind: str, on_cpu: bool, steps: int | None) -> tuple[dic
         latency = raw.get("latency") or {}
         for q in ("p50", "p90", "p99"):
             m[f"latency_{q}_ms"] = _number(latency.get(f"{q}_ms"))
+        calls = latency.get("n") if isinstance(latency.get("n"), int) else None
+        for name, why in drop_thin_percentiles(m, calls).items():  # its p99 of 10 calls is its slowest call
+            reasons[name] = f"{why}; the built-in profiler reported {_number(latency.get(name.split('_')[1] + '_ms'))} ms"
         mean_latency = _number(latency.get("mean_ms")) or m["step_ms"]
         for stage in ("preprocess", "forward", "postprocess"):
             ms = walls.get(stage)
@@ -355,6 +359,7 @@ def builtin_document(path: Path) -> dict:
             "phases": {"columns": columns["phases"], "rows": _phase_rows(raw, kind, on_cpu, steps)},
             "steps": {"columns": columns["steps"], "rows": []},
             "blame": {"columns": columns["blame"], "rows": []},  # needs the trace's timeline, which it does not record
+            "modules": {"columns": columns["modules"], "rows": []},  # it records no module ranges
         },
         source={"type": SOURCE_TYPE, "path": str(Path(path).resolve()), "schema": BUILTIN_SCHEMA,
                 "trace": raw.get("trace"), "created_from": "the file's modification time",

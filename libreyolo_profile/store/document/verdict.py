@@ -17,6 +17,9 @@ THRESHOLDS = {
     "tiny_steps": 10,  # fewer measured steps/calls than this is a tiny window
     "tiny_window_ms": 100.0,  # so is a window shorter than this
     "reserved_of_device_pct": 95.0,  # with device mallocs in the window: thrashing
+    "noisy_other_cpu_pct": 25.0,  # noisy when other processes used ≥ 25% of all CPUs while measuring
+    "noisy_steal_pct": 5.0,  # or the hypervisor stole ≥ 5% of CPU time
+    "noisy_cv_pct": 20.0,  # or identical inference calls varied by ≥ 20% (coefficient of variation)
 }
 
 # Blame cause → the verdict it supports (sql/blame.sql defines the causes). Several causes may support

@@ -1,0 +1,172 @@
+"""What else the machine was doing while we measured: the evidence behind the `noisy` mark.
+
+Read around each timed stretch (a trial's warmup-to-end): the CPU time every process spent (/proc/stat)
+less our own process tree's (/proc/<pid>/stat of this process and its live children, dataloader
+workers included), CPU steal, the load average, and on CUDA the GPU's clocks and throttle reasons
+through NVML where the `pynvml` module (nvidia-ml-py) is importable. Anything this machine cannot
+tell is None with the reason in `unavailable`; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+_PROC = Path("/proc")
+# /proc/stat's aggregate cpu line: user nice system idle iowait irq softirq steal [guest guest_nice]
+_IDLE_FIELDS = (3, 4)  # idle, iowait
+_STEAL_FIELD = 7
+
+
+def _ticks_per_second() -> int:
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError, AttributeError):
+        return 100
+
+
+def _machine_ticks() -> tuple[int, int, int] | None:
+    """(busy, steal, total) ticks of all CPUs since boot, or None off Linux. Guest time is already in
+    user/nice, so only the first eight fields count."""
+    try:
+        line = (_PROC / "stat").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    fields = [int(v) for v in line.split()[1:9]]
+    total = sum(fields)
+    idle = sum(fields[i] for i in _IDLE_FIELDS)
+    steal = fields[_STEAL_FIELD] if len(fields) > _STEAL_FIELD else 0
+    return total - idle - steal, steal, total
+
+
+def _process_ticks(pid: int) -> int | None:
+    """CPU ticks of one process: its own (utime + stime) and those of its children it has waited for
+    (cutime + cstime), so a worker that ended inside the stretch is still counted; None when it is gone."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    after_name = raw[raw.rfind(")") + 2:].split()  # the name may hold spaces and parentheses
+    return sum(int(v) for v in after_name[11:15])
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in (_PROC / str(pid) / "task").iterdir():
+            try:
+                found += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+    except OSError:
+        return []
+    return found
+
+
+def _tree_ticks(root: int, seen: dict[int, int]) -> None:
+    """CPU ticks of `root` and its descendants, into `seen` (pid -> ticks)."""
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        ticks = _process_ticks(pid)
+        if ticks is None:
+            continue
+        seen[pid] = ticks
+        stack.extend(_children(pid))
+
+
+class LoadSampler:
+    """`start()` before the timed work, `stop()` after: returns the figures of the stretch between."""
+
+    def __init__(self, device=None):
+        self.device = device
+        self._start = None
+
+    def _read(self) -> dict:
+        ours: dict[int, int] = {}
+        _tree_ticks(os.getpid(), ours)
+        return {"t": time.perf_counter(), "machine": _machine_ticks(), "ours": ours,
+                "load": _loadavg()}
+
+    def start(self) -> None:
+        self._start = self._read()
+        self._gpu_start = _gpu_state(self.device)
+
+    def stop(self) -> dict:
+        end = self._read()
+        begin = self._start
+        wall_s = end["t"] - begin["t"]
+        cpus = os.cpu_count() or 1
+        figures: dict = {"wall_s": round(wall_s, 3), "cpu_count": cpus,
+                         "loadavg_1m_start": begin["load"], "loadavg_1m_end": end["load"],
+                         "other_cpu_pct": None, "our_cpu_pct": None, "steal_pct": None, "unavailable": {}}
+        if begin["machine"] is None or end["machine"] is None:
+            figures["unavailable"]["other_cpu_pct"] = "no /proc/stat on this system"
+        else:
+            busy = end["machine"][0] - begin["machine"][0]
+            steal = end["machine"][1] - begin["machine"][1]
+            total = end["machine"][2] - begin["machine"][2]
+            # a process of ours that ended in between was waited for by its parent, whose cumulative
+            # children's time now holds all of it: take back what it had used before the stretch
+            ours = sum(ticks - begin["ours"].get(pid, 0) for pid, ticks in end["ours"].items())
+            ours -= sum(ticks for pid, ticks in begin["ours"].items() if pid not in end["ours"])
+            capacity = total if total > 0 else None
+            if capacity:
+                figures["our_cpu_pct"] = round(100.0 * ours / capacity, 2)
+                figures["other_cpu_pct"] = round(100.0 * max(busy - ours, 0) / capacity, 2)
+                figures["steal_pct"] = round(100.0 * steal / capacity, 2)
+            else:
+                figures["unavailable"]["other_cpu_pct"] = "the stretch was shorter than one clock tick"
+        if figures["loadavg_1m_end"] is None:
+            figures["unavailable"]["loadavg"] = "os.getloadavg() is not available here"
+        gpu = _gpu_state(self.device)
+        if gpu is not None:
+            figures["gpu"] = {"start": self._gpu_start, "end": gpu}
+        elif getattr(self.device, "type", "cpu") == "cuda":
+            figures["unavailable"]["gpu"] = ("GPU clocks and throttle reasons need NVML: install nvidia-ml-py "
+                                             "(module pynvml)")
+        figures["ticks_per_second"] = _ticks_per_second()
+        return figures
+
+
+def _loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):
+        return None
+
+
+# NVML throttle reasons that mean the clocks were held down by something other than idling
+_THROTTLE_NAMES = {
+    0x0000000000000002: "applications clocks setting",
+    0x0000000000000004: "software power cap",
+    0x0000000000000008: "hardware slowdown",
+    0x0000000000000020: "software thermal slowdown",
+    0x0000000000000040: "hardware thermal slowdown",
+    0x0000000000000080: "hardware power brake slowdown",
+    0x0000000000000100: "display clocks setting",
+}
+
+
+def _gpu_state(device) -> dict | None:
+    """SM clock, max SM clock and active throttle reasons of the profiled GPU, or None without NVML."""
+    if getattr(device, "type", "cpu") != "cuda":
+        return None
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        index = device.index if device.index is not None else 0
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        sm = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
+        sm_max = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
+        mask = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
+        return {"sm_clock_mhz": sm, "sm_clock_max_mhz": sm_max,
+                "throttle_reasons": [name for bit, name in _THROTTLE_NAMES.items() if mask & bit]}
+    except Exception:  # NVML present but unusable (driver mismatch, no permission): no figures
+        return None
