@@ -1,4 +1,5 @@
-"""`libreyolo profile infer`: the inference path of a LibreYOLO9 model, stage by stage.
+"""`libreyolo profile infer`: the inference path of a LibreYOLO model (any family the factory builds,
+or an ONNX Runtime / OpenVINO / TorchScript export: measure/infer_model.py, runtimes.py), stage by stage.
 
 One measured call = LibreYOLO's own three stages for `--batch` images, the way its batched predict
 path runs them: `_preprocess` per image (letterbox → tensor) + `torch.cat` + the host→device copy,
@@ -7,15 +8,15 @@ per image on `slice_batch_outputs(output, i)`, which yields python lists on the 
 forward stage ends with a synchronize, so every call's latency is complete work with results on
 the host. Images are decoded once before the window (decoding is not in the latency).
 
-Per trial: warmup calls (not traced), then `--runs` calls under torch.profiler, each one
-`ProfilerStep#n` with `## preprocess ##`, `## forward ##`, `## postprocess ##` inside. The profiler's
-distortion is measured on the same calls without it: half of them just before the window, half
-just after (same inputs, same order), compared by median latency.
+Per trial: warmup calls (not traced); half of the `--runs` calls unprofiled; the `--runs` calls under
+torch.profiler, each one `ProfilerStep#n` with `## preprocess ##`, `## forward ##`, `## postprocess ##`
+(and the module ranges) inside; the other half unprofiled — same inputs, same order. The unprofiled
+calls are the headline (store/document/headline.py); the profiled window is the attribution, and the
+pair gives profiler_overhead_pct. `--repeat N` runs each trial in its own process (measure/isolated.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 from pathlib import Path
 
@@ -70,12 +71,10 @@ class InferCall:
     def __init__(self, wrapper, device, imgsz: int, conf: float, iou: float, max_det: int,
                  autocast_dtype, module_depth: int = 0):
         import torch
-        from torch.profiler import record_function
 
         from libreyolo.postprocess.slicing import slice_batch_outputs
 
         self.torch = torch
-        self.record_function = record_function
         self.slice = slice_batch_outputs
         self.wrapper = wrapper
         self.device = device

@@ -39,10 +39,8 @@ class TrainStep:
 
     def __init__(self, trainer, device, autocast_dtype, *, loss_item: bool = True, module_depth: int = 0):
         import torch
-        from torch.profiler import record_function
 
         self.torch = torch
-        self.record_function = record_function
         self.trainer = trainer
         self.model = trainer.model
         self.optimizer = trainer.optimizer

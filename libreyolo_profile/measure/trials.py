@@ -17,6 +17,7 @@ the timing adds no synchronization the work itself doesn't do.
 from __future__ import annotations
 
 import contextlib
+import gc
 import random
 import time
 from dataclasses import dataclass, field
@@ -90,6 +91,7 @@ class TrialRunner:
         global _stage_timer
         indices = list(indices)
         stages: dict[str, list[float]] = {}
+        gc.collect()  # the garbage the profiler or the setup left is not this block's to pay for
         sync(self.device)
         if self.cuda:
             import torch
