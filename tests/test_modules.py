@@ -315,3 +315,20 @@ def test_module_depth_zero_leaves_the_trace_without_ranges(tmp_path):
     names = {e.get("name", "") for e in json.loads((out / "profile_trace.json").read_text())["traceEvents"]}
     assert not any(n.startswith("module ") for n in names)
     assert "no module information" in " ".join(run_cli("modules", str(out)).stdout.split())
+
+
+@pytest.mark.slow
+def test_another_family_gets_its_own_module_tree(tmp_path):
+    """YOLOX (issue #14's families go through the same call): its own tree, not LibreYOLO9's, figures equal to
+    the raw trace's, self times tiling the model's time, and the model inside the forward phase."""
+    result = _measure(tmp_path, "infer", "--weights", "LibreYOLOXn.pt", "--imgsz", "64", "--runs", "3", "--warmup", "1")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "infer"
+    assert json.loads((out / "profile.json").read_text())["model"]["family"] == "LibreYOLOX"
+    rows = modules_json(out)["modules"]
+    assert_matches_reference(out / "profile_trace.json", rows)
+    (root,) = [r["path"] for r in rows if r["depth"] == 0]
+    assert not root.startswith("LibreYOLO9") and {r["depth"] for r in rows} == {0, 1, 2}
+    model_ms = assert_self_times_tile_the_model(rows, "forward")
+    forward_ms = phase_wall_ms(out, "forward")
+    assert (1 - FORWARD_TOLERANCE) * forward_ms <= model_ms <= forward_ms
