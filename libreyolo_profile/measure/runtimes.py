@@ -23,6 +23,8 @@ events our ingest already reads, so the ops table, phases and every reader work 
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import os
 from pathlib import Path
@@ -271,16 +273,7 @@ class _OrtProfiler:
         self._events: list[dict] | None = None
 
     def swapped(self):
-        import contextlib
-
-        @contextlib.contextmanager
-        def swap():
-            self.backend.session = self.session
-            try:
-                yield
-            finally:
-                self.backend.session = self.plain
-        return swap()
+        return _swapped(self.backend, "session", self.session, self.plain)
 
     def ran(self, window: int | None) -> None:
         self.runs.append(window)
@@ -347,16 +340,7 @@ class _OpenVinoProfiler:
         self._pending = False
 
     def swapped(self):
-        import contextlib
-
-        @contextlib.contextmanager
-        def swap():
-            self.backend.compiled_model = self.compiled
-            try:
-                yield
-            finally:
-                self.backend.compiled_model = self.plain
-        return swap()
+        return _swapped(self.backend, "compiled_model", self.compiled, self.plain)
 
     def ran(self, window: int | None) -> None:
         self.runs.append(window)
@@ -403,3 +387,13 @@ class _OpenVinoProfiler:
 
 
 _RUNTIME_PROFILERS = {"onnx": _OrtProfiler, "openvino": _OpenVinoProfiler}
+
+
+@contextlib.contextmanager
+def _swapped(backend, attribute: str, profiled, plain):
+    """The backend runs `profiled` (the runtime's profiling session or model) inside, `plain` again after."""
+    setattr(backend, attribute, profiled)
+    try:
+        yield
+    finally:
+        setattr(backend, attribute, plain)
