@@ -18,9 +18,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from collections.abc import Callable, Iterator
 
 # shutil, socket and tempfile are imported where they are used: a cached read (`get` on a trace read
 # before) only asks for cache_root() and must not pay ~7 ms of imports for work it never does
@@ -64,17 +64,21 @@ def fall_back(reason: BaseException | str) -> Path:
 
     why = reason if isinstance(reason, str) else (getattr(reason, "strerror", None) or str(reason))
     temporary = Path(tempfile.gettempdir())
-    _sweep(temporary, _STANDIN_PREFIX)
+    sweep_leftovers(temporary, _STANDIN_PREFIX)
     try:
-        standin = Path(tempfile.mkdtemp(prefix=_leftover_name("standin", _STANDIN_PREFIX)))
+        standin = Path(tempfile.mkdtemp(prefix=leftover_name("standin", _STANDIN_PREFIX)))
     except OSError as exc:
-        raise UnanalysableError(f"cache {configured} not writable ({why}), nor the temporary directory "
-                                f"{temporary} ({exc.strerror or exc}): set XDG_CACHE_HOME to a writable "
-                                "directory") from None
+        raise UnanalysableError(
+            f"cache {configured} not writable ({why}), nor the temporary directory "
+            f"{temporary} ({exc.strerror or exc}): set XDG_CACHE_HOME to a writable "
+            "directory"
+        ) from None
     _remove_at_exit(standin)
     _REPLACED[configured] = standin
-    sys.stderr.write(f"note: cache {configured} not writable: working in a temporary directory ({why}; "
-                     "set XDG_CACHE_HOME to a writable directory to keep what readers derive)\n")
+    sys.stderr.write(
+        f"note: cache {configured} not writable: working in a temporary directory ({why}; "
+        "set XDG_CACHE_HOME to a writable directory to keep what readers derive)\n"
+    )
     return standin
 
 
@@ -87,6 +91,7 @@ def writing(action: Callable[[Path], object]):
         if root != configured_root():
             raise  # the stand-in failed too: nothing left to fall back to
         return action(fall_back(exc))
+
 
 # ------------------------------------------------------------------------------------------------
 # private work directories, and what killed processes left of theirs
@@ -109,7 +114,7 @@ def host_tag() -> str:
     return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
-def _leftover_name(purpose: str, prefix: str = "") -> str:
+def leftover_name(purpose: str, prefix: str = "") -> str:
     """A mkdtemp prefix that tells a later sweep whose directory this is: `<pid>-<purpose>-<host>-`."""
     return f"{prefix}{os.getpid()}-{re.sub(r'[^a-z0-9_]', '_', purpose.lower())}-{host_tag()}-"
 
@@ -142,14 +147,14 @@ def _is_stale(entry: os.DirEntry, name: str) -> bool:
     return time.time() - st.st_mtime > _STALE_SECONDS
 
 
-def _sweep(directory: Path, prefix: str = "") -> None:
+def sweep_leftovers(directory: Path, prefix: str = "") -> None:
     """Remove what dead processes left in `directory`: entries named `<prefix><pid>-…-<host>-…`."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return
     for entry in entries:
-        if entry.name.startswith(prefix) and _is_stale(entry, entry.name[len(prefix):]):
+        if entry.name.startswith(prefix) and _is_stale(entry, entry.name[len(prefix) :]):
             _remove(Path(entry.path))
 
 
@@ -194,7 +199,7 @@ def work_dir(purpose: str = "work") -> Path:
 
         work = root / WORK
         work.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=_leftover_name(purpose), dir=work))
+        return Path(tempfile.mkdtemp(prefix=leftover_name(purpose), dir=work))
 
     path = writing(make)
     _remove_at_exit(path)
@@ -204,7 +209,7 @@ def work_dir(purpose: str = "work") -> Path:
 def _sweep_once(work: Path) -> None:
     if work not in _swept:
         _swept.add(work)
-        _sweep(work)
+        sweep_leftovers(work)
 
 
 @contextlib.contextmanager

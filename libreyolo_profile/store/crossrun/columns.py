@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from functools import cache
 
-from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile
+from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile, metric_sql_type
 
 # The identity every row of kernels/ops/phases/steps carries (sql/cross_run_views.sql lists the same).
 IDENTITY_COLUMNS: list[tuple[str, str, str, str]] = [
@@ -27,8 +27,13 @@ IDENTITY_COLUMNS: list[tuple[str, str, str, str]] = [
 # The `profiles` view: identity, provenance and key settings, then one column per metric in METRICS.
 PROFILE_COLUMNS: list[tuple[str, str, str, str]] = IDENTITY_COLUMNS + [
     ("profile_json", "VARCHAR", "", "the profile file that was read"),
-    ("sidecar_dir", "VARCHAR", "", "directory of the parquet files read: the profile directory, or a cache "
-                                   "directory when they were missing, stale or converted"),
+    (
+        "sidecar_dir",
+        "VARCHAR",
+        "",
+        "directory of the parquet files read: the profile directory, or a cache "
+        "directory when they were missing, stale or converted",
+    ),
     ("generation", "VARCHAR", "", "unique id of this profile write (stable across queries; sidecars carry it)"),
     ("schema_version", "INTEGER", "", "profile.json layout version"),
     ("tables_version", "INTEGER", "", "sidecar table layout version"),
@@ -58,10 +63,8 @@ PROFILE_COLUMNS: list[tuple[str, str, str, str]] = IDENTITY_COLUMNS + [
 
 
 def metric_columns() -> list[tuple[str, str, str, str]]:
-    def sql_type(name: str) -> str:
-        return "BOOLEAN" if name == "thrashing" else "VARCHAR" if name in ("bound", "bound_reason") else "DOUBLE"
-
-    return [(name, sql_type(name), unit, meaning) for name, (unit, _, _, meaning) in METRICS.items()]
+    """One `profiles` column per metric: (name, type, unit, meaning)."""
+    return [(name, metric_sql_type(name), unit, meaning) for name, (unit, _, _, meaning) in METRICS.items()]
 
 
 def profiles_columns() -> list[tuple[str, str, str, str]]:
@@ -111,7 +114,9 @@ def profile_row(doc: dict) -> dict:
     devices = doc.get("devices") or []
     verdict = doc.get("verdict") or {}
     command = doc.get("command")
-    device_name = env.get("device_name") or (devices[0].get("name") if devices and isinstance(devices[0], dict) else None)
+    device_name = env.get("device_name") or (
+        devices[0].get("name") if devices and isinstance(devices[0], dict) else None
+    )
     if device_name is None and is_cpu_profile(doc):
         device_name = env.get("cpu") or "CPU"
     row = {
@@ -151,6 +156,5 @@ def profile_row(doc: dict) -> dict:
     }
     for name, sql_type in _metric_types():
         value = metrics.get(name)
-        row[name] = (_bool(value) if sql_type == "BOOLEAN" else _text(value) if sql_type == "VARCHAR"
-                     else _number(value))
+        row[name] = _bool(value) if sql_type == "BOOLEAN" else _text(value) if sql_type == "VARCHAR" else _number(value)
     return row

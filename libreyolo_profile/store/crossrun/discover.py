@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
@@ -20,8 +21,12 @@ def skip_note(text: str) -> None:
     sys.stderr.write(safe_line(f"libreyolo profile: {text}") + "\n")
 
 
-_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                  (stat.S_ISBLK, "a block device"))
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def _special(mode: int) -> str | None:
@@ -51,6 +56,33 @@ def _profile_file(directory: str) -> Path | None:
     return path if stat.S_ISREG(mode) else None
 
 
+def walk_visible(root: Path | str) -> Iterator[tuple[str, list[str]]]:
+    """(directory, names of its entries that are not directories) for `root` and every directory below
+    it, top-down in name order, hidden directories skipped and links to directories not entered: what
+    os.walk gives, without its recursion (Python 3.11's os.walk recurses, so a tree 1,000 directories
+    deep raised RecursionError)."""
+    stack = [os.fspath(root)]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as scan:
+                entries = list(scan)
+        except OSError:
+            continue  # unreadable, or gone: os.walk skips it too
+        subdirectories, files = [], []
+        for entry in entries:
+            try:
+                is_directory = entry.is_dir()
+            except OSError:
+                is_directory = False
+            (subdirectories if is_directory else files).append(entry.name)
+        yield directory, files
+        for name in sorted((d for d in subdirectories if not d.startswith(".")), reverse=True):
+            path = os.path.join(directory, name)
+            if not os.path.islink(path):
+                stack.append(path)
+
+
 def discover(roots: list[Path]) -> list[tuple[str, Path]]:
     """(display path, profile file) of every profile under the roots, hidden directories skipped.
     Only regular files are ever opened: a root or profile.json that is a FIFO, socket or device exits 2."""
@@ -69,8 +101,7 @@ def discover(roots: list[Path]) -> list[tuple[str, Path]]:
             candidates = [(str(root), root)]
         else:
             candidates = []
-            for directory, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for directory, filenames in walk_visible(root):
                 if PROFILE_FILE in filenames:
                     path = _profile_file(directory)
                     if path is not None:

@@ -3,16 +3,17 @@ sidecars that match it, and its `profiles` row (store/crossrun/columns.py).
 
 A profile is a directory holding profile.json (ours, or one written by LibreYOLO's built-in
 profiler, which is converted on the fly). Its sidecars are used in place when their footers carry the
-generation of its profile.json; sidecars that are missing or were written for another profile.json
-are rebuilt into the cache (loader.sidecar_dir), never beside the input. Profiles already checked are
-remembered in a small verified index in the cache, keyed by their files' identity, so a later query
-reads neither their profile.json nor a parquet footer.
+generation of its profile.json and the columns of their table (footers.py); sidecars that are missing,
+were written for another profile.json or hold other columns are rebuilt into the cache
+(loader.sidecar_dir), never beside the input. Profiles already checked are remembered in a small
+verified index in the cache, keyed by their files' identity (profile.json's, and its sidecars' beside
+it or in the cache), so a later query reads neither their profile.json nor a parquet footer: a lone
+profile.json or a built-in one is rebuilt once, not on every query.
 """
 
 from __future__ import annotations
 
 import hashlib
-
 import os
 import stat
 import tempfile
@@ -23,8 +24,14 @@ from libreyolo_profile.errors import ProfileError, UsageError
 from libreyolo_profile.store.crossrun.columns import profile_row, profiles_columns
 from libreyolo_profile.store.crossrun.discover import discover, read_regular, skip_note
 from libreyolo_profile.store.crossrun.footers import written_for
-from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_FILE, PROFILE_SCHEMA,
-                                            REPEAT_SCHEMA, SCHEMA_VERSION, TABLES)
+from libreyolo_profile.store.schema import (
+    BUILTIN_SCHEMA,
+    PROFILE_FILE,
+    PROFILE_SCHEMA,
+    REPEAT_SCHEMA,
+    SCHEMA_VERSION,
+    TABLES,
+)
 
 # what a cached row holds follows the `profiles` columns (a new metric or model field is a new column):
 # a cache written for other columns is rebuilt, never read with the new columns missing
@@ -46,9 +53,29 @@ def head_decoder():
 
     import msgspec
 
-    fields = ["schema", "schema_version", "tables_version", "generation", "kind", "kind_inferred", "device_type",
-              "created", "producer", "source", "command", "settings", "environment", "model", "window",
-              "devices", "metrics", "verdict", "marks", "repeat", "trials"]
+    fields = [
+        "schema",
+        "schema_version",
+        "tables_version",
+        "generation",
+        "kind",
+        "kind_inferred",
+        "device_type",
+        "created",
+        "producer",
+        "source",
+        "command",
+        "settings",
+        "environment",
+        "model",
+        "window",
+        "devices",
+        "metrics",
+        "verdict",
+        "marks",
+        "repeat",
+        "trials",
+    ]
     head = msgspec.defstruct("ProfileHead", [(f, Any, None) for f in fields])
     return msgspec.json.Decoder(head), fields
 
@@ -118,17 +145,34 @@ class _Verified:
         self.fresh: dict = {}
 
     @staticmethod
-    def signatures(json_path: Path) -> list | None:
-        directory = os.path.dirname(json_path)  # plain strings: pathlib costs more than the stat, ×7,000
+    def signatures(json_path: Path, sidecars: str | None = None) -> list | None:
+        """The identity of profile.json and of the parquet files in `sidecars` (default: beside it)."""
+        directory = sidecars or os.path.dirname(json_path)  # plain strings: pathlib costs more than the stat, ×7,000
         signatures = [_signature(json_path)] + [_signature(os.path.join(directory, f"{t}.parquet")) for t in TABLES]
         return None if None in signatures else signatures
 
     def row(self, json_path: Path, signatures: list | None) -> dict | None:
         entry = self.entries.get(str(json_path))
-        return entry[1] if signatures is not None and entry and entry[0] == signatures else None
+        return entry[1] if signatures is not None and entry and len(entry) == 2 and entry[0] == signatures else None
 
-    def remember(self, json_path: Path, signatures: list, row: dict) -> None:
-        self.fresh[str(json_path)] = [signatures, row]
+    def rebuilt(self, json_path: Path) -> tuple[dict, Path] | None:
+        """(row, sidecar directory) of a profile whose sidecars were rebuilt into the cache (a lone profile.json,
+        a converted built-in one) by an earlier query, when neither its profile.json nor those files changed."""
+        from libreyolo_profile.store.workdir import cache_root
+
+        entry = self.entries.get(str(json_path))
+        if not entry or len(entry) != 3 or not isinstance(entry[2], str):
+            return None
+        if os.path.commonpath([entry[2], str(cache_root())]) != str(cache_root()):
+            return None  # only the cache's own entries are trusted without a check
+        if self.signatures(json_path, entry[2]) != entry[0]:
+            return None
+        self.fresh[str(json_path)] = entry
+        return entry[1], Path(entry[2])
+
+    def remember(self, json_path: Path, signatures: list, row: dict, sidecars: Path | None = None) -> None:
+        """Remember a checked profile: `sidecars` names the cache directory its tables were rebuilt in."""
+        self.fresh[str(json_path)] = [signatures, row] if sidecars is None else [signatures, row, str(sidecars)]
 
     def save(self) -> None:
         if self.fresh == self.entries:
@@ -152,12 +196,23 @@ class _Verified:
 
 
 def is_ours(item: Found) -> bool:
+    """A profile of ours this version reads, with a head readers can read (store/document/head.py);
+    anything else is skipped with a note."""
     schema, version = item.doc.get("schema"), item.doc.get("schema_version")
     if schema in (PROFILE_SCHEMA, REPEAT_SCHEMA) and isinstance(version, int) and version <= SCHEMA_VERSION:
+        from libreyolo_profile.store.document.head import BadHead, check_head
+
+        try:
+            check_head(item.doc)
+        except BadHead as exc:
+            skip_note(f"skipped {item.json_path}: not a valid profile: {exc}")
+            return False
         return True
     if schema in (PROFILE_SCHEMA, REPEAT_SCHEMA):
-        skip_note(f"skipped {item.json_path}: written with profile schema v{version}; this libreyolo-profile reads "
-              f"up to v{SCHEMA_VERSION}")
+        skip_note(
+            f"skipped {item.json_path}: written with profile schema v{version}; this libreyolo-profile reads "
+            f"up to v{SCHEMA_VERSION}"
+        )
     elif schema != BUILTIN_SCHEMA:
         skip_note(f"skipped {item.json_path}: not a profile (schema {schema!r})")
     return False
@@ -174,27 +229,41 @@ def collect(roots: list[Path]) -> list[Found]:
             continue
         signatures[path] = _Verified.signatures(path)  # before reading: a later rewrite is a new signature
         row = verified.row(path, signatures[path])
+        rebuilt = verified.rebuilt(path) if row is None else None
         if row is not None:
             verified.remember(path, signatures[path], row)
             result.append(Found(display, path, None, path.parent, row))
+        elif rebuilt is not None:
+            result.append(Found(display, path, None, rebuilt[1], rebuilt[0]))
         else:
-            unread.append((display, path))
-    heads = _read_heads(unread)
+            unread.append((display, path, _signature(path)))
+    before = {path: signature for _, path, signature in unread}
+    heads = _read_heads([(display, path) for display, path, _ in unread])
     ours = [item for item in heads if is_ours(item)]
     others = [item for item in heads if item.doc.get("schema") == BUILTIN_SCHEMA]
     for item in ours:
         directory = os.path.dirname(item.json_path)
         generation = item.doc.get("generation")
-        if isinstance(generation, str) and generation and signatures[item.json_path] is not None and all(
-                written_for(os.path.join(directory, f"{t}.parquet"), generation) for t in TABLES):
+        if (
+            isinstance(generation, str)
+            and generation
+            and signatures[item.json_path] is not None
+            and all(written_for(os.path.join(directory, f"{t}.parquet"), generation, t) for t in TABLES)
+        ):
             item.sidecars, item.row = item.json_path.parent, profile_row(item.doc)
             verified.remember(item.json_path, signatures[item.json_path], item.row)
             result.append(item)
         else:
             loaded = _full_load(item)  # sidecars missing or written for another profile.json
             if loaded is not None:
+                _remember_rebuilt(verified, loaded, before[item.json_path])
                 result.append(loaded)
-    for item in others + named_files:
+    for item in others:  # built-in profiles, converted into the cache
+        loaded = _full_load(item)
+        if loaded is not None:
+            _remember_rebuilt(verified, loaded, before[item.json_path])
+            result.append(loaded)
+    for item in named_files:
         loaded = _full_load(item)
         if loaded is not None:
             result.append(loaded)
@@ -202,8 +271,26 @@ def collect(roots: list[Path]) -> list[Found]:
     return sorted(result, key=lambda f: (f.display, str(f.json_path)))
 
 
+def _remember_rebuilt(verified: _Verified, loaded: Found, json_signature: list | None) -> None:
+    """Remember a profile read the slow way whose sidecars now live in the cache, keyed by its profile.json
+    as it was before the read and by the cache files: the next query reads neither (2,000 lone profile.json
+    files cost 18-20 s per query when each was read and checked again)."""
+    from libreyolo_profile.store.workdir import cache_root
+
+    directory = str(loaded.sidecars)
+    if json_signature is None or loaded.sidecars is None or directory == os.path.dirname(loaded.json_path):
+        return  # its own sidecars matched after all, or nothing stable to key on
+    if os.path.commonpath([directory, str(cache_root())]) != str(cache_root()):
+        return
+    signatures = _Verified.signatures(loaded.json_path, directory)
+    if signatures is not None and signatures[0] == json_signature:  # unchanged while it was read
+        verified.remember(loaded.json_path, signatures, loaded.row, loaded.sidecars)
+
+
 def require_profiles(found: list[Found], roots: list[Path]) -> None:
     if not found:
-        raise UsageError(f"no profile under {', '.join(str(r) for r in roots)} "
-                         f"(a profile directory holds {PROFILE_FILE}; make one with `libreyolo profile infer` "
-                         f"or `libreyolo profile import`)")
+        raise UsageError(
+            f"no profile under {', '.join(str(r) for r in roots)} "
+            f"(a profile directory holds {PROFILE_FILE}; make one with `libreyolo profile infer` "
+            f"or `libreyolo profile import`)"
+        )

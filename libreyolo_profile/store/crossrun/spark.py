@@ -24,8 +24,15 @@ from libreyolo_profile.store.crossrun.views import view_statements
 from libreyolo_profile.store.schema import TABLES
 
 # DuckDB type names of the schema (store/schema.py, columns.py) -> Spark SQL type names
-SPARK_TYPES = {"VARCHAR": "string", "BIGINT": "bigint", "INTEGER": "int", "DOUBLE": "double",
-               "BOOLEAN": "boolean", "TIMESTAMPTZ": "timestamp", "VARCHAR[]": "array<string>"}
+SPARK_TYPES = {
+    "VARCHAR": "string",
+    "BIGINT": "bigint",
+    "INTEGER": "int",
+    "DOUBLE": "double",
+    "BOOLEAN": "boolean",
+    "TIMESTAMPTZ": "timestamp",
+    "VARCHAR[]": "array<string>",
+}
 
 
 def spark_schema(columns) -> str:
@@ -36,13 +43,25 @@ def spark_schema(columns) -> str:
 def _profile_index(spark, found: list[Found]):
     """One row per profile, typed like DuckDB's profile_index (`created` parsed from its ISO text)."""
     columns = profiles_columns()
-    rows = [{"profile_id": i + 1, "profile": item.display, "profile_json": str(item.json_path),
-             "sidecar_dir": str(item.sidecars), **item.row} for i, item in enumerate(found)]
+    rows = [
+        {
+            "profile_id": i + 1,
+            "profile": item.display,
+            "profile_json": str(item.json_path),
+            "sidecar_dir": str(item.sidecars),
+            **item.row,
+        }
+        for i, item in enumerate(found)
+    ]
     # created arrives as ISO text (UTC offset included) and is cast in Spark, as DuckDB casts it
     as_text = [(name, "VARCHAR" if sql_type == "TIMESTAMPTZ" else sql_type) for name, sql_type, _, _ in columns]
     frame = spark.createDataFrame([tuple(row[name] for name, _ in as_text) for row in rows], spark_schema(as_text))
-    return frame.selectExpr(*(f"CAST(`{name}` AS timestamp) AS `{name}`" if sql_type == "TIMESTAMPTZ"
-                              else f"`{name}`" for name, sql_type, _, _ in columns))
+    return frame.selectExpr(
+        *(
+            f"CAST(`{name}` AS timestamp) AS `{name}`" if sql_type == "TIMESTAMPTZ" else f"`{name}`"
+            for name, sql_type, _, _ in columns
+        )
+    )
 
 
 def register_spark(spark, roots: list[Path | str]) -> list[Found]:
@@ -53,8 +72,10 @@ def register_spark(spark, roots: list[Path | str]) -> list[Found]:
     _profile_index(spark, found).createOrReplaceTempView("profile_index")
     # absolute paths: Spark names each file it read by its absolute URI (the views decode it back)
     files = {t: [os.path.abspath(item.sidecars / f"{t}.parquet") for item in found] for t in TABLES}
-    spark.createDataFrame([(i + 1, t, f) for t in TABLES for i, f in enumerate(files[t])],
-                          "profile_id int, table_name string, file string").createOrReplaceTempView("sidecar_files")
+    spark.createDataFrame(
+        [(i + 1, t, f) for t in TABLES for i, f in enumerate(files[t])],
+        "profile_id int, table_name string, file string",
+    ).createOrReplaceTempView("sidecar_files")
     # Spark lists more than 32 paths with a job of one task per path (10,000 profiles: 3 minutes for the six
     # tables); these are files, not directories to walk, so the driver looks them up itself (seconds).
     listing = "spark.sql.sources.parallelPartitionDiscovery.threshold"
@@ -63,8 +84,12 @@ def register_spark(spark, roots: list[Path | str]) -> list[Found]:
     try:
         for table, table_files in files.items():
             # the schema's columns by name: a file of an older tables_version reads NULL for a column it lacks
-            (spark.read.schema(spark_schema(TABLES[table])).parquet(*table_files)
-             .selectExpr("*", "_metadata.file_path AS filename").createOrReplaceTempView(f"{table}_files"))
+            (
+                spark.read.schema(spark_schema(TABLES[table]))
+                .parquet(*table_files)
+                .selectExpr("*", "_metadata.file_path AS filename")
+                .createOrReplaceTempView(f"{table}_files")
+            )
     finally:
         if before is None:
             spark.conf.unset(listing)

@@ -45,19 +45,33 @@ def register(con, found: list[Found], tables=TABLES) -> list[str]:
     """Create profile_index, sidecar_files, <table>_files and the views of `tables` (all by default: `query`
     names only those its SQL can read, which saves binding the others) on `con`; returns their parquet files."""
     columns = profiles_columns()
-    rows = [{"profile_id": i + 1, "profile": item.display, "profile_json": str(item.json_path),
-             "sidecar_dir": str(item.sidecars), **item.row} for i, item in enumerate(found)]
+    rows = [
+        {
+            "profile_id": i + 1,
+            "profile": item.display,
+            "profile_json": str(item.json_path),
+            "sidecar_dir": str(item.sidecars),
+            **item.row,
+        }
+        for i, item in enumerate(found)
+    ]
     # Column names and types are this module's constants, never user input; the values are bound.
     select = ", ".join(f"unnest(${name}::{sql_type}[]) AS {name}" for name, sql_type, _, _ in columns)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE profile_index AS SELECT {select}",
-                {name: [row[name] for row in rows] for name, _, _, _ in columns})
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE profile_index AS SELECT {select}",
+        {name: [row[name] for row in rows] for name, _, _, _ in columns},
+    )
     files = {t: [sidecar_file(item, t) for item in found] for t in tables}
-    con.execute("CREATE OR REPLACE TEMP TABLE sidecar_files AS "
-                "SELECT unnest($ids::INTEGER[]) AS profile_id, unnest($tables::VARCHAR[]) AS table_name, "
-                "unnest($files::VARCHAR[]) AS file",
-                {"ids": [i + 1 for t in tables for i in range(len(found))],
-                 "tables": [t for t in tables for _ in found],
-                 "files": [f for t in tables for f in files[t]]})
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE sidecar_files AS "
+        "SELECT unnest($ids::INTEGER[]) AS profile_id, unnest($tables::VARCHAR[]) AS table_name, "
+        "unnest($files::VARCHAR[]) AS file",
+        {
+            "ids": [i + 1 for t in tables for i in range(len(found))],
+            "tables": [t for t in tables for _ in found],
+            "files": [f for t in tables for f in files[t]],
+        },
+    )
     # Files of one tables_version share one schema; only a mix needs DuckDB to union them by column name
     # (which reads every file's footer up front, ~0.4 s per 1,000 files).
     mixed = len({item.row.get("tables_version") for item in found}) > 1

@@ -21,6 +21,7 @@ ENV_MAX_INFLATED = "LIBREYOLO_PROFILE_MAX_INFLATED_MB"
 
 class Limits(msgspec.Struct, frozen=True):
     """How much one trace may make the reader hold or inflate."""
+
     max_event_bytes: int = MAX_EVENT_BYTES
     max_inflated_bytes: int | None = None  # None: max(MIN_INFLATED_CAP, MAX_INFLATION_RATIO × file size)
 
@@ -28,8 +29,9 @@ class Limits(msgspec.Struct, frozen=True):
     def from_env(cls) -> "Limits":
         """The defaults, or the sizes (MiB) named by LIBREYOLO_PROFILE_MAX_EVENT_MB and
         LIBREYOLO_PROFILE_MAX_INFLATED_MB, for a real trace beyond them (or a test)."""
-        return cls(max_event_bytes=_env_mib(ENV_MAX_EVENT) or MAX_EVENT_BYTES,
-                   max_inflated_bytes=_env_mib(ENV_MAX_INFLATED))
+        return cls(
+            max_event_bytes=_env_mib(ENV_MAX_EVENT) or MAX_EVENT_BYTES, max_inflated_bytes=_env_mib(ENV_MAX_INFLATED)
+        )
 
     def inflated_cap(self, compressed_size: int) -> int:
         if self.max_inflated_bytes is not None:
@@ -39,6 +41,7 @@ class Limits(msgspec.Struct, frozen=True):
 
 class DecodeSizes(msgspec.Struct, frozen=True, kw_only=True):
     """The sizes the decoder works in. They change speed and memory, never the table."""
+
     block_bytes: int = 4 << 20  # bytes read (or decompressed) at a time
     piece_bytes: int = 128 << 10  # bytes decoded at a time: small enough that the Structs stay in the CPU cache
     batch_rows: int = 32768  # rows per Arrow record batch

@@ -40,7 +40,7 @@ def _split_point(path: Path, array_start: int, size: int) -> tuple[int, int] | N
         if nxt is None:
             return None
         try:
-            EVENT_DECODER.decode(window[start:nxt.start() + 1])
+            EVENT_DECODER.decode(window[start : nxt.start() + 1])
         except msgspec.DecodeError:
             continue
         return middle + m.start() + 1, middle + start
@@ -51,6 +51,7 @@ def _decode_range(path: Path, start: int, end: int, out: Path, limits: Limits, s
     """The second process's work: decode [start, end) into an Arrow file plus a small JSON of stats."""
     try:  # die with the parent (a killed reader must not leave a worker behind)
         import ctypes
+
         ctypes.CDLL("libc.so.6").prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
     except OSError:
         pass
@@ -62,8 +63,11 @@ def _decode_range(path: Path, start: int, end: int, out: Path, limits: Limits, s
         for batch in reader.batches():
             writer.write_batch(batch)
     staged.replace(out)
-    result = {"stats": msgspec.structs.asdict(reader.stats), "suffix": reader.suffix.decode("latin-1"),
-              "closed": reader.closed}
+    result = {
+        "stats": msgspec.structs.asdict(reader.stats),
+        "suffix": reader.suffix.decode("latin-1"),
+        "closed": reader.closed,
+    }
     out.with_suffix(".json").write_text(json.dumps(result))
 
 
@@ -100,8 +104,9 @@ def _fork_decoder(path: Path, start: int, end: int, out: Path, limits: Limits, s
         os._exit(code)
 
 
-def decode_in_two_processes(path: Path, progress: Callable[[int], None] | None, limits: Limits,
-                            sizes: DecodeSizes) -> tuple[pa.Table, EventReader] | None:
+def decode_in_two_processes(
+    path: Path, progress: Callable[[int], None] | None, limits: Limits, sizes: DecodeSizes
+) -> tuple[pa.Table, EventReader] | None:
     """(the events, the first range's reader holding the header and the stats of both ranges):
     two processes over the two halves of a big plain trace; None when it cannot be split."""
     probe = EventReader(path, limits=limits, sizes=sizes)
@@ -137,8 +142,9 @@ def decode_in_two_processes(path: Path, progress: Callable[[int], None] | None, 
                 except (ProcessLookupError, ChildProcessError):
                     pass
         if os.waitstatus_to_exitcode(status) != 0 or not second.with_suffix(".json").is_file():
-            raise UnanalysableError(f"{path}: the second decoding process failed "
-                                    f"(exit {os.waitstatus_to_exitcode(status)})")
+            raise UnanalysableError(
+                f"{path}: the second decoding process failed (exit {os.waitstatus_to_exitcode(status)})"
+            )
         result = json.loads(second.with_suffix(".json").read_text())
         table = pa.concat_tables([first_table, map_table(second)])
         _add_second_range(first, result)

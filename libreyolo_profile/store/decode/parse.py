@@ -40,9 +40,14 @@ class ReadingProgress(Protocol):
     def done(self, events_read: int | None) -> None: ...  # None: reading failed
 
 
-def parse_trace(path: Path, workers: int | None = None, limits: Limits | None = None, report: bool = True,
-                sizes: DecodeSizes | None = None,
-                progress: Callable[[Path, int], ReadingProgress] | None = None) -> ParsedTrace:
+def parse_trace(
+    path: Path,
+    workers: int | None = None,
+    limits: Limits | None = None,
+    report: bool = True,
+    sizes: DecodeSizes | None = None,
+    progress: Callable[[Path, int], ReadingProgress] | None = None,
+) -> ParsedTrace:
     """The trace's raw events (EVENT_SCHEMA), devices, rank and world size.
 
     Large outputs are backed by a memory-mapped temporary file (already unlinked), so the table
@@ -73,8 +78,14 @@ def parse_trace(path: Path, workers: int | None = None, limits: Limits | None = 
             gc.enable()
 
 
-def _decode(path: Path, size: int, workers: int | None, limits: Limits, sizes: DecodeSizes,
-            progress: Callable[[int], None] | None) -> ParsedTrace:
+def _decode(
+    path: Path,
+    size: int,
+    workers: int | None,
+    limits: Limits,
+    sizes: DecodeSizes,
+    progress: Callable[[int], None] | None,
+) -> ParsedTrace:
     decoded = None
     if (workers or 2) > 1 and size >= sizes.parallel_bytes and (os.cpu_count() or 1) > 1 and not is_gzip(path):
         decoded = decode_in_two_processes(path, progress, limits, sizes)
@@ -84,8 +95,9 @@ def _decode(path: Path, size: int, workers: int | None, limits: Limits, sizes: D
     return _parsed_trace(path, table, reader)
 
 
-def _decode_in_one_process(path: Path, progress: Callable[[int], None] | None, limits: Limits,
-                           sizes: DecodeSizes) -> tuple[pa.Table, EventReader]:
+def _decode_in_one_process(
+    path: Path, progress: Callable[[int], None] | None, limits: Limits, sizes: DecodeSizes
+) -> tuple[pa.Table, EventReader]:
     reader = EventReader(path, progress=progress, limits=limits, sizes=sizes)
     sink = ArrowSink(sizes=sizes)
     try:
@@ -103,20 +115,37 @@ def _parsed_trace(path: Path, table: pa.Table, reader: EventReader) -> ParsedTra
         if stats.truncated:
             raise UnanalysableError(f"{path}: the trace is cut off before its first complete event")
         if stats.dropped_events:
-            raise UnanalysableError(f"{path}: no trace event could be read ({stats.dropped_events} unreadable entries), "
-                                    "not a PyTorch profiler trace")
+            raise UnanalysableError(
+                f"{path}: no trace event could be read ({stats.dropped_events} unreadable entries), "
+                "not a PyTorch profiler trace"
+            )
         raise UnanalysableError(f"{path}: JSON without trace events, not a PyTorch profiler trace")
     header = reader.header()
     devices = []
     for prop in header.deviceProperties or []:
         total = prop.totalGlobalMem
-        devices.append({"device": None if prop.id is None else str(prop.id), "name": prop.name,
-                        "total_mb": None if total is None else float(total) / 2**20})
+        devices.append(
+            {
+                "device": None if prop.id is None else str(prop.id),
+                "name": prop.name,
+                "total_mb": None if total is None else float(total) / 2**20,
+                "num_sms": prop.numSms if isinstance(prop.numSms, int) else None,
+            }
+        )
     info = header.distributedInfo
-    return ParsedTrace(events=table, devices=devices,
-                       rank=_int_or_none(info.rank) if info else None,
-                       world_size=_int_or_none(info.world_size) if info else None,
-                       stats=stats)
+    return ParsedTrace(
+        events=table,
+        devices=devices,
+        rank=_int_or_none(info.rank) if info else None,
+        world_size=_int_or_none(info.world_size) if info else None,
+        stats=stats,
+        distributed=None
+        if info is None
+        else {
+            "backend": info.backend,
+            "pg_config": None if bytes(info.pg_config) == b"null" else bytes(info.pg_config).decode("utf-8", "replace"),
+        },
+    )
 
 
 def _int_or_none(value) -> int | None:
@@ -131,11 +160,15 @@ def damage_notes(stats: TraceStats) -> list[str]:
     The profile keeps them as its `trace_damaged` mark, so every later read can say them again."""
     notes = []
     if stats.truncated:
-        notes.append(f"cut off (the JSON ends mid-file, e.g. a killed job): recovered {stats.events_seen:,} complete "
-                     f"events from {stats.bytes_read / 1e6:.1f} MB of JSON; whatever came after is missing")
+        notes.append(
+            f"cut off (the JSON ends mid-file, e.g. a killed job): recovered {stats.events_seen:,} complete "
+            f"events from {stats.bytes_read / 1e6:.1f} MB of JSON; whatever came after is missing"
+        )
     if stats.repairs:
-        notes.append(f"repaired {stats.repairs:,} spots of invalid JSON (bad UTF-8, control characters, bare "
-                     "inf/NaN or unescaped quotes)")
+        notes.append(
+            f"repaired {stats.repairs:,} spots of invalid JSON (bad UTF-8, control characters, bare "
+            "inf/NaN or unescaped quotes)"
+        )
     if stats.dropped_events:
         notes.append(f"{stats.dropped_events:,} unreadable event(s) left out")
     return notes

@@ -20,8 +20,14 @@ import pyarrow as pa
 
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.store.decode.columns import BatchColumns
-from libreyolo_profile.store.decode.events import (EVENTS_DECODER, KEPT_PHASES, DeviceProperties, Event, Header,
-                                                   TraceStats)
+from libreyolo_profile.store.decode.events import (
+    EVENTS_DECODER,
+    KEPT_PHASES,
+    DeviceProperties,
+    Event,
+    Header,
+    TraceStats,
+)
 from libreyolo_profile.store.decode.limits import ENV_MAX_EVENT, DecodeSizes, Limits, mib
 from libreyolo_profile.store.decode.repair import EVENT_BOUNDARY, TRUNCATED, array_end, repair_json, salvage_events
 from libreyolo_profile.store.decode.source import TraceSource
@@ -53,9 +59,16 @@ def _is_binary(head: bytes) -> bool:
 class EventReader:
     """Walks one file (or byte range) and yields record batches; the header and stats after."""
 
-    def __init__(self, path: Path, start: int = 0, end: int | None = None, in_array: bool = False,
-                 progress: Callable[[int], None] | None = None, limits: Limits | None = None,
-                 sizes: DecodeSizes | None = None):
+    def __init__(
+        self,
+        path: Path,
+        start: int = 0,
+        end: int | None = None,
+        in_array: bool = False,
+        progress: Callable[[int], None] | None = None,
+        limits: Limits | None = None,
+        sizes: DecodeSizes | None = None,
+    ):
         self.path = Path(path)
         self.limits = limits or Limits()
         self.sizes = sizes or DecodeSizes()
@@ -89,25 +102,33 @@ class EventReader:
                 if block[:1] == b"[":  # a bare event list
                     return block[1:]
                 if block[:1] != b"{":
-                    raise UnanalysableError(f"{self.path}: " + ("not a JSON trace (binary data)" if _is_binary(block)
-                                                                 else "not JSON, so not a PyTorch profiler trace"))
+                    raise UnanalysableError(
+                        f"{self.path}: "
+                        + (
+                            "not a JSON trace (binary data)"
+                            if _is_binary(block)
+                            else "not JSON, so not a PyTorch profiler trace"
+                        )
+                    )
             data += block
             if key_at < 0:
                 key_at = data.find(b'"traceEvents"', searched)
             if key_at >= 0:
                 m = _EVENTS_KEY.match(data, key_at)
                 if m and len(data) > m.end():
-                    if data[m.end():m.end() + 1] != b"[":
+                    if data[m.end() : m.end() + 1] != b"[":
                         raise UnanalysableError(f"{self.path}: traceEvents is not a list of events")
-                    self.prefix = bytes(data[:m.end()])
-                    return bytes(data[m.end() + 1:])
+                    self.prefix = bytes(data[: m.end()])
+                    return bytes(data[m.end() + 1 :])
             if len(data) > self.sizes.max_prefix_bytes:
                 break
         self._raise_not_a_trace(bytes(data))
 
     def _raise_not_a_trace(self, data: bytes):
         if self.source.corrupt_gzip:
-            raise UnanalysableError(f"{self.path}: damaged gzip data ({self.source.corrupt_gzip}) before any trace event")
+            raise UnanalysableError(
+                f"{self.path}: damaged gzip data ({self.source.corrupt_gzip}) before any trace event"
+            )
         if not data.strip():
             raise UnanalysableError(f"{self.path}: the file is empty, not a PyTorch profiler trace")
         try:
@@ -115,10 +136,12 @@ class EventReader:
         except msgspec.DecodeError:
             if self.source.gzip and (self.source.truncated_gzip or self.source.corrupt_gzip):
                 raise UnanalysableError(f"{self.path}: the gzip stream is damaged before any trace event") from None
-            raise UnanalysableError(f"{self.path}: not valid JSON and no trace events found, "
-                                    "not a PyTorch profiler trace") from None
-        raise UnanalysableError(f"{self.path}: JSON ({type(value).__name__}) without trace events, "
-                                "not a PyTorch profiler trace")
+            raise UnanalysableError(
+                f"{self.path}: not valid JSON and no trace events found, not a PyTorch profiler trace"
+            ) from None
+        raise UnanalysableError(
+            f"{self.path}: JSON ({type(value).__name__}) without trace events, not a PyTorch profiler trace"
+        )
 
     def header(self) -> Header:
         if not self.prefix.strip():
@@ -132,8 +155,13 @@ class EventReader:
                     continue
         try:  # the fields we need, one by one, when the rest of the header is unusual
             loose = msgspec.json.decode(repair_json(self.prefix + b"[]" + suffix)[0])
-            return Header(deviceProperties=msgspec.convert(loose.get("deviceProperties"), list[DeviceProperties] | None, strict=False)
-                          if isinstance(loose, dict) else None)
+            return Header(
+                deviceProperties=msgspec.convert(
+                    loose.get("deviceProperties"), list[DeviceProperties] | None, strict=False
+                )
+                if isinstance(loose, dict)
+                else None
+            )
         except (msgspec.DecodeError, msgspec.ValidationError):
             return Header()
 
@@ -168,10 +196,10 @@ class EventReader:
                     self.progress(self.source.position())
             # skip whitespace between events (any run of it: each byte once, then dropped with `pos`)
             pos = _SPACE.match(pending, pos).end()
-            if not self.in_array and not self.closed and pending[pos:pos + 1] == b"]":
+            if not self.in_array and not self.closed and pending[pos : pos + 1] == b"]":
                 # an empty array closes at once
                 self.closed = True
-                self.suffix = self._rest(bytes(pending[pos + 1:]), blocks)
+                self.suffix = self._rest(bytes(pending[pos + 1 :]), blocks)
                 break
             self.in_array = True
             if pos >= len(pending):
@@ -190,10 +218,10 @@ class EventReader:
             if len(scratch) < size + 2:
                 scratch = bytearray(size + 2)
             scratch[0] = 0x5B  # [
-            scratch[1:size + 1] = memoryview(pending)[pos:end]
+            scratch[1 : size + 1] = memoryview(pending)[pos:end]
             scratch[size + 1] = 0x5D  # ]
             try:
-                events = EVENTS_DECODER.decode(memoryview(scratch)[:size + 2])
+                events = EVENTS_DECODER.decode(memoryview(scratch)[: size + 2])
                 consumed = size
             except msgspec.DecodeError as exc:
                 piece = bytes(pending[pos:end])
@@ -206,7 +234,7 @@ class EventReader:
                     except msgspec.DecodeError as last_exc:
                         events, _ = self._decode_hard(text[:at], True, str(last_exc))
                     self.closed = True
-                    self.suffix = self._rest(text[at + 1:] + bytes(pending[end:]), blocks)
+                    self.suffix = self._rest(text[at + 1 :] + bytes(pending[end:]), blocks)
                     self._emit_into(columns, events)
                     break
                 events, consumed = self._decode_hard(piece, cut is None and eof, str(exc))
@@ -242,8 +270,10 @@ class EventReader:
         if size > self.limits.max_event_bytes:
             raise UnanalysableError(
                 f"{self.path}: {mib(size)} of text from byte {self.stats.bytes_read - size:,} of the JSON hold no "
-                f"end of an event (capped at {mib(self.limits.max_event_bytes)}; no profiler writes one event or string "
-                f"that long): refused (set {ENV_MAX_EVENT} to read it anyway)")
+                f"end of an event (capped at {mib(self.limits.max_event_bytes)}; "
+                "no profiler writes one event or string that long): "
+                f"refused (set {ENV_MAX_EVENT} to read it anyway)"
+            )
         return size
 
     def _rest(self, head: bytes, blocks: Iterator[bytes]) -> bytes:
@@ -255,7 +285,7 @@ class EventReader:
             block = bytes(block)
             if len(kept) < self.sizes.max_prefix_bytes and not block.isspace():
                 kept += block.lstrip() if not kept else block
-        return bytes(kept[:self.sizes.max_prefix_bytes])
+        return bytes(kept[: self.sizes.max_prefix_bytes])
 
     def _cut(self, pending: bytes, pos: int, min_cut: int, eof: bool) -> int | None:
         """End (exclusive) of the next piece: just past a candidate boundary's `}`."""

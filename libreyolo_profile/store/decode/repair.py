@@ -33,7 +33,9 @@ def repair_json(text: bytes) -> tuple[bytes, int]:
         repaired = text.decode("utf-8", "replace")
         fixes += repaired.count("\ufffd")
         text = repaired.encode("utf-8")
-    controls = len(text) - len(text.translate(None, bytes(range(32)).replace(b"\n", b"").replace(b"\r", b"").replace(b"\t", b"")))
+    controls = len(text) - len(
+        text.translate(None, bytes(range(32)).replace(b"\n", b"").replace(b"\r", b"").replace(b"\t", b""))
+    )
     if controls:
         fixes += controls
     text = text.translate(_CONTROL_TO_SPACE)
@@ -74,18 +76,27 @@ def _lenient_event(obj) -> Event | None:
             if field.encode_name not in args:
                 continue
             value = args[field.encode_name]
-            if field.name == "input_dims":
+            if field.name in ("input_dims", "input_types", "concrete_inputs"):
                 fields[field.name] = raw(value)
-            elif field.name in ("total_allocated", "total_reserved"):
-                fields[field.name] = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+            elif field.name in ("total_allocated", "total_reserved", "mem_bytes"):
+                fields[field.name] = (
+                    float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+                )
             elif field.name in ("device_type", "device_id"):
                 fields[field.name] = value if isinstance(value, int) and not isinstance(value, bool) else None
             else:
                 fields[field.name] = scalar(value, (int, str))
         parsed_args = EventArgs(**fields)
-    return Event(ph=str(obj.get("ph") or ""), cat=raw(obj.get("cat")), name=raw(obj.get("name")),
-                 pid=raw(obj.get("pid")), tid=raw(obj.get("tid")),
-                 ts=raw(obj.get("ts")), dur=raw(obj.get("dur")), args=parsed_args)
+    return Event(
+        ph=str(obj.get("ph") or ""),
+        cat=raw(obj.get("cat")),
+        name=raw(obj.get("name")),
+        pid=raw(obj.get("pid")),
+        tid=raw(obj.get("tid")),
+        ts=raw(obj.get("ts")),
+        dur=raw(obj.get("dur")),
+        args=parsed_args,
+    )
 
 
 def _decode_one(text: bytes, stats: TraceStats) -> Event | str | None:
@@ -123,7 +134,7 @@ def salvage_events(piece: bytes, at_end: bool, stats: TraceStats) -> tuple[list[
     while i < n:
         result, j = None, i
         for j in range(i, min(n, i + _MAX_JOIN)):
-            result = _decode_one(piece[starts[i]:ends[j]], stats)
+            result = _decode_one(piece[starts[i] : ends[j]], stats)
             if isinstance(result, Event):
                 break
         if isinstance(result, Event):
@@ -154,5 +165,5 @@ def array_end(piece: bytes) -> tuple[bytes, int, int] | None:
             _, end = json.JSONDecoder(strict=False).raw_decode("[" + decoded)
         except (ValueError, UnicodeDecodeError):
             continue
-        return text, len(decoded[:end - 2].encode("utf-8")), fixes  # `end` counts the "[" we added
+        return text, len(decoded[: end - 2].encode("utf-8")), fixes  # `end` counts the "[" we added
     return None

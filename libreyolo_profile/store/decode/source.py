@@ -28,8 +28,14 @@ def _gzip_decompressor():
 class TraceSource:
     """Decompressed blocks of a file (or of the byte range [start, end) of a plain file)."""
 
-    def __init__(self, path: Path, start: int = 0, end: int | None = None, limits: Limits | None = None,
-                 sizes: DecodeSizes | None = None):
+    def __init__(
+        self,
+        path: Path,
+        start: int = 0,
+        end: int | None = None,
+        limits: Limits | None = None,
+        sizes: DecodeSizes | None = None,
+    ):
         self.path = path
         self.limits = limits or Limits()
         self.block_bytes = (sizes or DecodeSizes()).block_bytes
@@ -63,7 +69,7 @@ class TraceSource:
         try:
             while self.remaining > 0:
                 if not self.gzip:
-                    view = memoryview(buffer)[:min(block_bytes, self.remaining)]
+                    view = memoryview(buffer)[: min(block_bytes, self.remaining)]
                     n = self.handle.readinto(view)
                     if not n:
                         break
@@ -108,7 +114,8 @@ class TraceSource:
         raise UnanalysableError(
             f"{self.path}: the gzip inflates past {mib(self.inflated_cap)} "
             f"({self.inflated_cap / max(self.size, 1):,.0f}x its {self.size:,} bytes; real traces inflate under "
-            f"{MAX_INFLATION_RATIO}x): refused as a decompression bomb (set {ENV_MAX_INFLATED} to read it anyway)")
+            f"{MAX_INFLATION_RATIO}x): refused as a decompression bomb (set {ENV_MAX_INFLATED} to read it anyway)"
+        )
 
 
 def regular_file_size(path: Path) -> int:
@@ -127,8 +134,12 @@ def regular_file_size(path: Path) -> int:
 
 def special_file_kind(mode: int) -> str:
     """What a file that is not a regular file or directory is, in words."""
-    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return kind
     return "not a regular file"

@@ -36,9 +36,15 @@ class TraceCheck:
         return not self.problems and self.partial_overlap_count == 0
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "events": self.events, "complete_events": self.complete_events,
-                "threads": self.threads, "partial_overlap_count": self.partial_overlap_count,
-                "partial_overlaps": self.partial_overlaps, "problems": self.problems}
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "complete_events": self.complete_events,
+            "threads": self.threads,
+            "partial_overlap_count": self.partial_overlap_count,
+            "partial_overlaps": self.partial_overlaps,
+            "problems": self.problems,
+        }
 
 
 def _reject_constant(token: str):
@@ -106,10 +112,17 @@ def check_events(events: list, max_examples: int = 20) -> TraceCheck:
                 result.partial_overlap_count += 1
                 if len(result.partial_overlaps) < max_examples:
                     parent = stack[-1]
-                    result.partial_overlaps.append({
-                        "pid": thread[0], "tid": thread[1],
-                        "outer": parent[2], "outer_ns": [parent[0], parent[1]],
-                        "inner": name, "inner_ns": [start, end], "overhang_ns": end - parent[1]})
+                    result.partial_overlaps.append(
+                        {
+                            "pid": thread[0],
+                            "tid": thread[1],
+                            "outer": parent[2],
+                            "outer_ns": [parent[0], parent[1]],
+                            "inner": name,
+                            "inner_ns": [start, end],
+                            "overhang_ns": end - parent[1],
+                        }
+                    )
                 continue  # the viewer cannot nest it; keep the stack as the viewer would
             stack.append((start, end, name))
     return result

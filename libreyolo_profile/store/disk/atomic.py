@@ -128,8 +128,13 @@ def publish(staged: Path, target: Path, keep: tuple[str, ...] = ()) -> None:
 # ---------------------------------------------------------------------------------------------
 # output files
 
-_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_FILE_TYPES = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def _kind_of(mode: int) -> str:
@@ -149,8 +154,9 @@ def _input_identities(inputs: Iterable[Path | None]) -> set[tuple[int, int]]:
     return identities
 
 
-def check_output(out: Path, *, what: str, ours: Callable[[Path], bool], inputs: Iterable[Path | None] = (),
-                 force: bool = False) -> None:
+def check_output(
+    out: Path, *, what: str, ours: Callable[[Path], bool], inputs: Iterable[Path | None] = (), force: bool = False
+) -> None:
     """Refuse (exit 2) an output path whose existing entry writing would harm. Never follows a symlink.
 
     `what` names the output in messages ("database", "report"); `ours(path)` says whether an existing
@@ -161,19 +167,30 @@ def check_output(out: Path, *, what: str, ours: Callable[[Path], bool], inputs: 
     except FileNotFoundError:
         return
     if stat.S_ISLNK(st.st_mode):
-        raise UsageError(f"{out} is a symbolic link: the {what} is never written through a link; "
-                         f"name the file itself or a new path")
+        raise UsageError(
+            f"{out} is a symbolic link: the {what} is never written through a link; name the file itself or a new path"
+        )
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{out} is {_kind_of(st.st_mode)}, not a regular file: name a new {what} file to write")
     if (st.st_dev, st.st_ino) in _input_identities(inputs):
         raise UsageError(f"{out} is an input of this command: the {what} must go to another file")
     if not force and not ours(out):
-        raise UsageError(f"{out} exists and is not a {what} written by libreyolo profile; "
-                         f"pass --force to replace it, or name a new file")
+        raise UsageError(
+            f"{out} exists and is not a {what} written by libreyolo profile; "
+            f"pass --force to replace it, or name a new file"
+        )
 
 
-def write_output(out: Path, write: Callable[[Path], None], *, what: str, ours: Callable[[Path], bool],
-                 inputs: Iterable[Path | None] = (), force: bool = False, mode: int | None = None) -> Path:
+def write_output(
+    out: Path,
+    write: Callable[[Path], None],
+    *,
+    what: str,
+    ours: Callable[[Path], bool],
+    inputs: Iterable[Path | None] = (),
+    force: bool = False,
+    mode: int | None = None,
+) -> Path:
     """Check `out` (see check_output), let `write(path)` create the file at a fresh path in a new
     directory beside `out`, then rename it into place. The temporary directory goes on any failure."""
     out = Path(out)

@@ -10,15 +10,16 @@ Writing into the cache never harms anything and never collides:
   so a concurrent reader sees nothing or a complete entry (`publish_entry`);
 - an entry's key names the analysis code and SQL it was made with (`analysis_version`).
 """
+
 from __future__ import annotations
 
 import contextlib
 import errno
 import hashlib
 import os
+from collections.abc import Callable  # not typing: its import alone costs a cold `get` ~3 ms
 from functools import cache
 from pathlib import Path
-from collections.abc import Callable  # not typing: its import alone costs a cold `get` ~3 ms
 
 _SAMPLE = 1 << 16
 
@@ -39,6 +40,7 @@ def analysis_version() -> str:
     for top, suffix in ((sql_directory(), ".sql"), (_PACKAGE / "store", ".py")):
         for entry in _files_under(top, suffix):  # every room of the store, not only its top floor
             digest.update(entry.relative_to(top).as_posix().encode() + entry.read_bytes())
+    digest.update((_PACKAGE / "sqlmodules.py").read_bytes())  # the order the SQL runs in
     return digest.hexdigest()[:12]
 
 

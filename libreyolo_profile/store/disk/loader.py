@@ -15,9 +15,20 @@ from pathlib import Path
 
 from libreyolo_profile.errors import UnanalysableError, UsageError
 from libreyolo_profile.store.disk.cache import bytes_key, trace_key
+from libreyolo_profile.store.schema import (
+    BUILTIN_SCHEMA,
+    GENERATION_KEY,
+    KINDS,
+    PROFILE_FILE,
+    PROFILE_SCHEMA,
+    REPEAT_FILE,
+    REPEAT_SCHEMA,
+    SCHEMA_VERSION,
+    TABLES,
+    TRACE_FILE,
+    parquet_columns,
+)
 from libreyolo_profile.store.workdir import cache_root
-from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, GENERATION_KEY, PROFILE_FILE, PROFILE_SCHEMA,
-                                            REPEAT_FILE, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES, TRACE_FILE)
 
 _OUR_SCHEMAS = (PROFILE_SCHEMA, REPEAT_SCHEMA)
 _BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark (some editors write one): skipped, json.loads skips it too
@@ -93,16 +104,38 @@ def _read_document(path: Path) -> dict:
     return doc
 
 
-def _validate(doc: dict, path: Path) -> dict:
+def _validate(doc: dict, path: Path, ours: bool = False) -> dict:
+    """The document, checked for what every reader reads; `ours`: a cache entry we converted and checked
+    when we wrote it, whose head is not checked again (a cached `get` stays without msgspec)."""
     version = doc.get("schema_version")
     if not isinstance(version, int):
         raise UnanalysableError(f"{path}: profile without a valid schema_version")
     if version > SCHEMA_VERSION:
-        raise UnanalysableError(f"{path} was written with profile schema v{version}; this libreyolo-profile reads "
-                                f"up to v{SCHEMA_VERSION}: upgrade libreyolo-profile to read it")
+        raise UnanalysableError(
+            f"{path} was written with profile schema v{version}; this libreyolo-profile reads "
+            f"up to v{SCHEMA_VERSION}: upgrade libreyolo-profile to read it"
+        )
     missing = [k for k in ("kind", "metrics", "tables", "verdict") if k not in doc]
     if missing:
         raise UnanalysableError(f"{path}: profile is missing {', '.join(missing)}")
+    if doc["kind"] not in KINDS:  # it names the profile's directory on import: never anything but ours
+        shown = json.dumps(doc["kind"], ensure_ascii=True)
+        raise UnanalysableError(f"{path}: not a valid profile: kind {shown[:60]} is not one of {', '.join(KINDS)}")
+    return doc if ours else checked_head(doc, path)
+
+
+def checked_head(doc: dict, path) -> dict:
+    """`doc`, once its head and embedded tables have the shape every reader reads (store/document/head.py);
+    otherwise one line naming the field, exit 1."""
+    from libreyolo_profile.store.document.head import BadHead, check_head, tables_problem
+
+    try:
+        check_head(doc)
+    except BadHead as exc:
+        raise UnanalysableError(f"{path}: not a valid profile: {exc}") from None
+    problem = tables_problem(doc)
+    if problem is not None:
+        raise UnanalysableError(f"{path}: not a valid profile: {problem}")
     return doc
 
 
@@ -114,8 +147,10 @@ def _profile_in_directory(directory: Path) -> Path:
     if len(kinds) == 1:
         return kinds[0]
     if kinds:
-        raise UsageError(f"{directory} holds both a train and an infer profile: name one of "
-                         + " or ".join(str(k.parent) for k in kinds))
+        raise UsageError(
+            f"{directory} holds both a train and an infer profile: name one of "
+            + " or ".join(str(k.parent) for k in kinds)
+        )
     raise UsageError(f"no profile in {directory} (no {PROFILE_FILE}, {REPEAT_FILE}, train/ or infer/ inside)")
 
 
@@ -169,7 +204,7 @@ def _schema_of(head: bytes) -> str | None:
         at = head.find(marker, 0, 200)
     if at < 0:
         return None
-    rest = head[at + len(marker):].lstrip()
+    rest = head[at + len(marker) :].lstrip()
     if not rest.startswith(b'"'):
         return None
     end = rest.find(b'"', 1)
@@ -183,7 +218,7 @@ def _cached_document(home: Path) -> dict | None:
     if not is_entry(home) or not (home / PROFILE_FILE).is_file():
         return None
     try:
-        return _validate(_read_document(home / PROFILE_FILE), home)
+        return _validate(_read_document(home / PROFILE_FILE), home, ours=True)
     except (UnanalysableError, UsageError):
         return None  # a damaged entry is rebuilt
 
@@ -203,7 +238,7 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
     cached = _cached_document(home)
     if cached is not None:
         return Loaded(cached, home, path)
-    doc = convert(path)
+    doc = checked_head(convert(path), path)
 
     def publish(root: Path) -> Loaded:
         from libreyolo_profile.store.disk.writer import write_directory
@@ -238,22 +273,37 @@ def _load_trace(path: Path) -> Loaded:
 
 
 def _sidecars_match(home: Path, doc: dict) -> bool:
+    return _sidecar_mismatch(home, doc) is None
+
+
+def _sidecar_mismatch(home: Path, doc: dict) -> str | None:
+    """Why the parquet files in `home` are not the tables of `doc` (None: they are): one missing, corrupt,
+    written for another generation or row count, or with columns other than the table's (schema.py)."""
     import duckdb
 
-    try:
-        for table in TABLES:
-            file = home / f"{table}.parquet"
-            if not file.is_file():
-                return False
+    for table in TABLES:
+        file = home / f"{table}.parquet"
+        if not file.is_file():
+            return "missing"
+        try:
             rows = duckdb.execute(
                 "SELECT (SELECT CAST(value AS VARCHAR) FROM parquet_kv_metadata($f) "
                 "        WHERE CAST(key AS VARCHAR) = $key), "
-                "       (SELECT count(*) FROM read_parquet($f))", {"f": str(file), "key": GENERATION_KEY}).fetchone()
-            if rows[0] != doc.get("generation") or rows[1] != len(doc["tables"][table]["rows"]):
-                return False
-        return True
-    except Exception:  # unreadable or corrupt parquet: rebuild from profile.json
-        return False
+                "       (SELECT count(*) FROM read_parquet($f))",
+                {"f": str(file), "key": GENERATION_KEY},
+            ).fetchone()
+            columns = duckdb.execute("SELECT name, type FROM parquet_schema($f)", {"f": str(file)}).fetchall()
+        except Exception:  # unreadable or corrupt parquet: rebuild from profile.json
+            return "corrupt"
+        if rows[0] != doc.get("generation"):
+            return "stale"
+        if columns[1:] != parquet_columns(table):  # written for this profile.json, but not by us
+            return f"{file} holds other columns than the {table} table"
+        if rows[1] != len(doc["tables"].get(table, {"rows": []})["rows"]):
+            return (
+                f"{file} holds {rows[1]} rows, its profile.json {len(doc['tables'].get(table, {'rows': []})['rows'])}"
+            )
+    return None
 
 
 def sidecar_dir(loaded: Loaded) -> Path:
@@ -261,8 +311,17 @@ def sidecar_dir(loaded: Loaded) -> Path:
     from libreyolo_profile.store.disk.cache import is_entry, publish_entry
     from libreyolo_profile.store.workdir import scratch, writing
 
-    if loaded.home is not None and _sidecars_match(loaded.home, loaded.doc):
-        return loaded.home
+    if loaded.home is not None:
+        mismatch = _sidecar_mismatch(loaded.home, loaded.doc)
+        if mismatch is None:
+            return loaded.home
+        if mismatch not in ("missing", "corrupt", "stale"):  # the generation matched: say why it is not used
+            from libreyolo_profile.output.textsafe import safe_line
+
+            print(
+                safe_line(f"libreyolo profile: {mismatch}: not used; rebuilt from {PROFILE_FILE} in the cache"),
+                file=sys.stderr,
+            )
     encoded = json.dumps(loaded.doc["tables"], sort_keys=True, default=str).encode()
     key = bytes_key(encoded + str(loaded.doc.get("generation")).encode())
     home = cache_root() / "sidecars" / key
@@ -277,7 +336,11 @@ def sidecar_dir(loaded: Loaded) -> Path:
         with scratch("sidecars") as work:
             staged = work / "entry"
             staged.mkdir()
-            write_sidecars(loaded.doc, staged)
+            try:
+                write_sidecars(loaded.doc, staged)
+            except (TypeError, ValueError, OverflowError, NotImplementedError) as exc:  # pyarrow's errors too
+                message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise UnanalysableError(f"{loaded.path}: its tables cannot be written as parquet: {message}") from None
             publish_entry(staged, home, lambda entry: _sidecars_match(entry, loaded.doc), retired=work)
         return home
 

@@ -17,14 +17,20 @@ import pyarrow.parquet as pq
 
 from libreyolo_profile.store.schema import GENERATION_KEY, TABLES, TABLES_VERSION
 
-_ARROW_TYPES = {"BIGINT": pa.int64(), "INTEGER": pa.int32(), "DOUBLE": pa.float64(),
-                "VARCHAR": pa.string(), "BOOLEAN": pa.bool_()}
+_ARROW_TYPES = {
+    "BIGINT": pa.int64(),
+    "INTEGER": pa.int32(),
+    "DOUBLE": pa.float64(),
+    "VARCHAR": pa.string(),
+    "BOOLEAN": pa.bool_(),
+}
 
 
 def arrow_schema(table: str, generation: str) -> pa.Schema:
     fields = [pa.field(name, _ARROW_TYPES[sql_type]) for name, sql_type, _, _ in TABLES[table]]
-    return pa.schema(fields, metadata={GENERATION_KEY: generation,
-                                       "libreyolo_profile.tables_version": str(TABLES_VERSION)})
+    return pa.schema(
+        fields, metadata={GENERATION_KEY: generation, "libreyolo_profile.tables_version": str(TABLES_VERSION)}
+    )
 
 
 def write_sidecars(doc: dict, directory: Path) -> None:
@@ -35,7 +41,8 @@ def write_sidecars(doc: dict, directory: Path) -> None:
         schema = arrow_schema(table, generation)
         index = {name: i for i, name in enumerate(embedded["columns"])}
         columns = [[row[index[f.name]] if f.name in index else None for row in embedded["rows"]] for f in schema]
-        arrow_table = pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema)
+        arrays = [pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)]
+        arrow_table = pa.Table.from_arrays(arrays, schema=schema)
         _write_file(arrow_table, directory / f"{table}.parquet")
 
 

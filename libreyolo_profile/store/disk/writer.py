@@ -8,26 +8,29 @@ import json
 import shutil
 from pathlib import Path
 
-from libreyolo_profile.store.ingest.analyse import analyse_trace
 from libreyolo_profile.store.disk.atomic import claim, publish, staging_dir
-from libreyolo_profile.store.document.capture import TrialCapture
-from libreyolo_profile.store.document.assemble import build_document, repeat_document
-from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
+from libreyolo_profile.store.disk.owned import OWNED_FILES, refuse_unless_ours
 from libreyolo_profile.store.disk.sidecars import write_sidecars
-
-OWNED_FILES = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, "report.html", *(f"{t}.parquet" for t in TABLES))
+from libreyolo_profile.store.document.assemble import build_document, repeat_document
+from libreyolo_profile.store.document.capture import TrialCapture
+from libreyolo_profile.store.ingest.analyse import analyse_trace
+from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TRACE_FILE
 
 
 def dump_json(doc: dict, path: Path) -> None:
     path.write_text(json.dumps(doc, indent=1, allow_nan=False, default=str), encoding="utf-8")
 
 
-def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: bool = False,
-                    exist_ok: bool = True) -> Path:
+def write_directory(
+    doc: dict, target: Path, trace: Path | None = None, repeat: bool = False, exist_ok: bool = True
+) -> Path:
     """Stage profile.json (+ repeat file, sidecars, trace copy) and publish it; returns where it went.
 
-    exist_ok: replace `target` in place (the reader cache rebuilds its entries so). Otherwise an
-    occupied `target` is kept and the profile goes to the first free `target2`, `target3`, …"""
+    exist_ok: replace `target` in place (the reader cache rebuilds its entries so), but only a profile
+    of ours (store/disk/owned.py; anything else exits 2 untouched). Otherwise an occupied `target` is
+    kept and the profile goes to the first free `target2`, `target3`, …"""
+    if exist_ok:
+        refuse_unless_ours(target)
     staged = staging_dir(target)
     try:
         write_sidecars(doc, staged)
@@ -38,6 +41,7 @@ def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: 
         dump_json(doc, staged / PROFILE_FILE)
         if not exist_ok:
             return claim(staged, target)
+        refuse_unless_ours(target)  # again: it may have changed while the profile was staged
         publish(staged, target, keep=OWNED_FILES)
         return target
     finally:
@@ -45,16 +49,37 @@ def write_directory(doc: dict, target: Path, trace: Path | None = None, repeat: 
             shutil.rmtree(staged, ignore_errors=True)
 
 
-def write_profile(out_dir: Path, *, kind: str, trials: list[TrialCapture], keep_trace: bool,
-                  command: list[str], settings: dict, environment: dict, model: dict,
-                  marks: dict, exist_ok: bool = False) -> tuple[dict, Path]:
+def write_profile(
+    out_dir: Path,
+    *,
+    kind: str,
+    trials: list[TrialCapture],
+    keep_trace: bool,
+    command: list[str],
+    settings: dict,
+    environment: dict,
+    model: dict,
+    marks: dict,
+    exist_ok: bool = False,
+) -> tuple[dict, Path]:
     """Analyse every trial's trace and publish the profile into `out_dir` (or the next free name
     beside it, unless exist_ok); returns the document and the directory it went to."""
-    analyses = [analyse_trace(t.trace_path, kind, t.images_per_step) for t in trials]
+    analyses = [
+        analyse_trace(t.trace_path, kind, t.images_per_step, cpu_peak=environment.get("cpu_peak")) for t in trials
+    ]
     device_type = "cpu" if str(settings.get("device", "")).startswith("cpu") else None
-    doc = build_document(analyses, list(trials), source={"type": "measured"}, command=command,
-                         settings=settings, environment=environment, model=model, marks=marks,
-                         device_type=device_type)
-    written = write_directory(doc, Path(out_dir), trials[-1].trace_path if keep_trace else None,
-                              repeat=len(trials) > 1, exist_ok=exist_ok)
+    doc = build_document(
+        analyses,
+        list(trials),
+        source={"type": "measured"},
+        command=command,
+        settings=settings,
+        environment=environment,
+        model=model,
+        marks=marks,
+        device_type=device_type,
+    )
+    written = write_directory(
+        doc, Path(out_dir), trials[-1].trace_path if keep_trace else None, repeat=len(trials) > 1, exist_ok=exist_ok
+    )
     return doc, written

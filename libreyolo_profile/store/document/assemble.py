@@ -5,7 +5,6 @@ its inputs."""
 from __future__ import annotations
 
 import math
-import statistics
 import uuid
 from datetime import datetime, timezone
 
@@ -14,6 +13,7 @@ from libreyolo_profile.metric_catalog import INTERNAL_COLUMNS, METRICS, is_cpu_p
 from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
+from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
 from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
 
@@ -47,49 +47,53 @@ def _measurement_overrides(m: dict, capture: TrialCapture) -> None:
         m["peak_mem_mb"] = capture.peak_mem_mb
 
 
-def thrashing_evidence(m: dict, capture: TrialCapture | None, device_total_mb: float | None) -> str | None:
-    retries = capture.num_alloc_retries if capture else None
-    if retries:
-        return f"{retries} allocator retries (num_alloc_retries) inside the measured steps"
-    reserved, total = m.get("peak_reserved_mb"), device_total_mb
-    if m.get("device_malloc_calls") and reserved and total:
-        share = 100.0 * reserved / total
-        if share >= THRESHOLDS["reserved_of_device_pct"]:
-            return (f"{m['device_malloc_calls']} device malloc/free calls inside the measured steps with "
-                    f"{share:.1f}% of device memory reserved")
-    return None
-
-
 def _null_reasons(m: dict, analysis: dict) -> dict:
     reasons = {}
     if m.get("images_per_step") is None:
-        text = ("images per step unknown: the trace records no input shapes (record_shapes was off) and no batch "
-                "size was given")
+        text = (
+            "images per step unknown: the trace records no input shapes (record_shapes was off) and no batch "
+            "size was given"
+        )
         for name in ("throughput_img_s", "ms_per_img", "images_per_step"):
             reasons[name] = text
+    reasons.update(peak_null_reasons(m))
     if m.get("on_gpu"):
-        if m.get("peak_vram_mb") is None:
-            reasons["peak_vram_mb"] = reasons["peak_mem_mb"] = \
-                "the trace has no allocator events for the device (profile_memory was off)"
         if m.get("kernel_gap_us") is None:
             reasons["kernel_gap_us"] = "no kernel was queued behind another on one stream in the measured steps"
         if m.get("launch_api_us") is None:
             reasons["launch_api_us"] = "no kernel-launch API call was recorded inside the measured steps"
     else:
-        if m.get("peak_mem_mb") is None:
-            reasons["peak_mem_mb"] = "the trace has no host allocator events (profile_memory was off)"
         if m.get("host_overhead_ms") is None:
-            reasons["host_overhead_ms"] = reasons["host_overhead_pct"] = reasons["per_launch_host_us"] = \
-                reasons["leaf_busy_pct"] = "the trace records no framework ops inside its steps"
-    unprofiled = ("not measured: a foreign trace carries no unprofiled timing" if analysis.get("foreign")
-                  else "not measured: --no-overhead timed no calls without the profiler")
+            reasons["host_overhead_ms"] = reasons["host_overhead_pct"] = reasons["per_launch_host_us"] = reasons[
+                "leaf_busy_pct"
+            ] = "the trace records no framework ops inside its steps"
+    roofline_reasons(m, reasons)
+    unprofiled = (
+        "not measured: a foreign trace carries no unprofiled timing"
+        if analysis.get("foreign")
+        else "not measured: --no-overhead timed no calls without the profiler"
+    )
     for name in ("profiler_overhead_pct", "timing_cv_pct"):
         if m.get(name) is None:
             reasons[name] = unprofiled
     if m.get("other_cpu_pct") is None:
-        reasons["other_cpu_pct"] = ("not measured: a foreign trace does not record the machine's load"
-                                    if analysis.get("foreign") else "this system has no /proc/stat to read it from")
+        reasons["other_cpu_pct"] = (
+            "not measured: a foreign trace does not record the machine's load"
+            if analysis.get("foreign")
+            else "this system has no /proc/stat to read it from"
+        )
     return reasons
+
+
+ROOFLINE_METRICS = ("gemm_conv_peak_pct", "sol_step_ms", "sol_step_pct", "roofline_coverage_pct")
+
+
+def roofline_reasons(m: dict, reasons: dict) -> None:
+    """Why a roofline metric is null: the roof is unknown (sql/roofline.sql says why), or no op call was costed."""
+    why = m.get("roofline_null_reason") or "no op call in the window has a cost model and a roof (record_shapes off?)"
+    for name in ROOFLINE_METRICS:
+        if m.get(name) is None:
+            reasons[name] = why
 
 
 def _unusable_durations(analysis: dict) -> str | None:
@@ -102,28 +106,34 @@ def _unusable_durations(analysis: dict) -> str | None:
 
 
 def _repeat_stats(trials: list[dict]) -> dict:
-    stats = {}
+    """The spread over trials of every metric each trial has a number for."""
+    series = {}
     for name in METRICS:
         values = [t.get(name) for t in trials]
         numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if not numbers or len(numbers) != len(values):
-            continue
-        stats[name] = {"mean": statistics.fmean(numbers),
-                       "std": statistics.stdev(numbers) if len(numbers) > 1 else None,
-                       "n": len(numbers), "values": numbers}
-    return stats
+        if numbers and len(numbers) == len(values):
+            series[name] = numbers
+    return headline.trial_spread(series)
 
 
-def build_document(analyses: list[dict], captures: list[TrialCapture | None], *, source: dict,
-                   command: list[str] | None = None, settings: dict | None = None,
-                   environment: dict | None = None, model: dict | None = None,
-                   marks: dict | None = None, device_type: str | None = None) -> dict:
+def build_document(
+    analyses: list[dict],
+    captures: list[TrialCapture | None],
+    *,
+    source: dict,
+    command: list[str] | None = None,
+    settings: dict | None = None,
+    environment: dict | None = None,
+    model: dict | None = None,
+    marks: dict | None = None,
+    device_type: str | None = None,
+) -> dict:
     """The profile of analysed trials (sql/metrics.sql over each trial's trace) and their captures."""
     last = analyses[-1]
     kind = last["kind"]
-    per_trial = [trial_metrics(a, c) for a, c in zip(analyses, captures)]
+    per_trial = [trial_metrics(a, c) for a, c in zip(analyses, captures, strict=False)]
     thin = {}
-    for m, c in zip(per_trial, captures):
+    for m, c in zip(per_trial, captures, strict=False):
         thin.update(headline.drop_thin_percentiles(m, headline.calls_behind_percentiles(c, m.get("steps"))))
     on_gpu = bool(per_trial[-1].get("on_gpu"))
     device_type = device_type or ("gpu" if on_gpu else "cpu")
@@ -137,7 +147,7 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
     for name, stat in repeat.items():
         metrics[name] = stat["mean"]
     thrashing = None
-    for m, c in zip(per_trial, captures):
+    for m, c in zip(per_trial, captures, strict=False):
         thrashing = thrashing or thrashing_evidence(m, c, total_mb)
     unusable = _unusable_durations(last)
     verdict = decide(metrics, kind, on_gpu, thrashing, unusable)
@@ -147,10 +157,14 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
         all_marks[mark.DAMAGE_MARK] = mark.trace_damaged(last["damage"])
     if unusable:
         all_marks[mark.DURATIONS_MARK] = unusable
+    if last.get("nesting_cut"):
+        all_marks[mark.NESTING_CUT] = mark.nesting_cut(last["nesting_cut"])
     if thrashing:
         all_marks[mark.THRASHING] = mark.thrashing(thrashing)
     if last["kind_inferred"]:
         all_marks[mark.KIND_INFERRED] = mark.kind_inferred(kind)
+    if metrics.get("empty_steps"):
+        all_marks[mark.EMPTY_STEPS] = mark.empty_steps(metrics["empty_steps"], metrics.get("empty_steps_ms") or 0.0)
     if not last["phases_annotated"]:
         all_marks[mark.PHASES_INFERRED] = mark.phases_inferred()
     if not str(metrics.get("window_source", "")).startswith("ProfilerStep"):
@@ -166,23 +180,64 @@ def build_document(analyses: list[dict], captures: list[TrialCapture | None], *,
         # not the allocator's peak, but the nearest honest figure: say what it is, keep the metric null
         reasons["peak_mem_mb"] += f"; the process's peak RSS was {max(rss):.0f} MiB (extra.peak_rss_mb)"
     return assemble(
-        kind=kind, kind_inferred=last["kind_inferred"], device_type=device_type, metrics=metrics,
-        verdict=verdict, thrashing=bool(thrashing), marks=all_marks, null_reasons=reasons,
-        trials=per_trial, repeat=repeat,
-        window_source=metrics.get("window_source"), images_per_step_source=metrics.get("images_per_step_source"),
-        devices=last["devices"], rank=last["rank"], world_size=last["world_size"], tables=last["tables"],
-        source=source, command=command, settings=settings or {}, environment=environment or {}, model=model or {},
-        generation=uuid.uuid4().hex, created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        kind=kind,
+        kind_inferred=last["kind_inferred"],
+        device_type=device_type,
+        metrics=metrics,
+        verdict=verdict,
+        thrashing=bool(thrashing),
+        marks=all_marks,
+        null_reasons=reasons,
+        trials=per_trial,
+        repeat=repeat,
+        window_source=metrics.get("window_source"),
+        images_per_step_source=metrics.get("images_per_step_source"),
+        devices=last["devices"],
+        rank=last["rank"],
+        world_size=last["world_size"],
+        tables=last["tables"],
+        source=source,
+        command=command,
+        settings=settings or {},
+        environment=environment or {},
+        model=model or {},
+        generation=uuid.uuid4().hex,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         producer=f"libreyolo-profile {__version__}",
         extra=[c.extra for c in captures if c is not None and c.extra] or None,
-        timing=headline.timing_record(kind, captures))
+        timing=headline.timing_record(kind, captures),
+    )
 
 
-def assemble(*, kind: str, kind_inferred: bool, device_type: str, metrics: dict, verdict: dict,
-             thrashing: bool | None, marks: dict, null_reasons: dict, trials: list[dict], repeat: dict,
-             window_source, images_per_step_source, devices: list, rank, world_size, tables: dict,
-             source: dict, command, settings: dict, environment: dict, model: dict,
-             generation: str, created: str, producer: str, extra, timing: dict | None = None) -> dict:
+def assemble(
+    *,
+    kind: str,
+    kind_inferred: bool,
+    device_type: str,
+    metrics: dict,
+    verdict: dict,
+    thrashing: bool | None,
+    marks: dict,
+    null_reasons: dict,
+    trials: list[dict],
+    repeat: dict,
+    window_source,
+    images_per_step_source,
+    devices: list,
+    rank,
+    world_size,
+    tables: dict,
+    source: dict,
+    command,
+    settings: dict,
+    environment: dict,
+    model: dict,
+    generation: str,
+    created: str,
+    producer: str,
+    extra,
+    timing: dict | None = None,
+) -> dict:
     """The one layout of profile.json (docs/SCHEMA.md), for every kind of source. `metrics` may hold
     sql/metrics.sql's internal columns: they are left out. The marks every profile shares (a CPU
     profile, a tiny window) are added here; `marks` holds the source's own."""
@@ -193,7 +248,7 @@ def assemble(*, kind: str, kind_inferred: bool, device_type: str, metrics: dict,
         all_marks[mark.CPU_PROFILE] = mark.cpu_profile()
     steps, wall_ms = metrics.get("steps") or 0, metrics.get("window_ms") or 0
     if mark.is_tiny_window(steps, wall_ms, THRESHOLDS):
-        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, THRESHOLDS)
+        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, THRESHOLDS, kind)
     return {
         "schema": PROFILE_SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -209,10 +264,15 @@ def assemble(*, kind: str, kind_inferred: bool, device_type: str, metrics: dict,
         "settings": settings,
         "environment": environment,
         "model": model,
-        "window": {"steps": metrics.get("steps"), "wall_ms": metrics.get("window_ms"),
-                   "source": window_source, "images_per_step_source": images_per_step_source},
+        "window": {
+            "steps": metrics.get("steps"),
+            "wall_ms": metrics.get("window_ms"),
+            "source": window_source,
+            "images_per_step_source": images_per_step_source,
+        },
         "rank": rank,
         "world_size": world_size,
+        "job": None,  # a job profile's ranks, clocks and straggler (store/document/job.py)
         "devices": devices,
         "metrics": public,
         "timing": timing or {"headline": "trace", "overhead_method": None},

@@ -12,11 +12,9 @@ and each difference is a mark in the profile.
 from __future__ import annotations
 
 import hashlib
-
 import json
 import math
 import re
-import statistics
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,8 +22,8 @@ from libreyolo_profile import __version__
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.metric_catalog import METRICS
 from libreyolo_profile.store.document import marks as mark
-from libreyolo_profile.store.document.headline import drop_thin_percentiles
 from libreyolo_profile.store.document.assemble import assemble
+from libreyolo_profile.store.document.headline import drop_thin_percentiles, trial_spread
 from libreyolo_profile.store.document.verdict import decide
 from libreyolo_profile.store.schema import BUILTIN_SCHEMA, TABLES
 
@@ -51,7 +49,9 @@ def _model(raw: dict) -> dict:
 
 def _kind(raw: dict) -> str:
     config = raw.get("config") or {}
-    return "infer" if raw.get("mode") == "inference" or config.get("mode") == "inference" or "latency" in raw else "train"
+    return (
+        "infer" if raw.get("mode") == "inference" or config.get("mode") == "inference" or "latency" in raw else "train"
+    )
 
 
 def _on_cpu(raw: dict) -> bool:
@@ -98,7 +98,9 @@ def _metrics(raw: dict, kind: str, on_cpu: bool, steps: int | None) -> tuple[dic
             m[f"latency_{q}_ms"] = _number(latency.get(f"{q}_ms"))
         calls = latency.get("n") if isinstance(latency.get("n"), int) else None
         for name, why in drop_thin_percentiles(m, calls).items():  # its p99 of 10 calls is its slowest call
-            reasons[name] = f"{why}; the built-in profiler reported {_number(latency.get(name.split('_')[1] + '_ms'))} ms"
+            reasons[name] = (
+                f"{why}; the built-in profiler reported {_number(latency.get(name.split('_')[1] + '_ms'))} ms"
+            )
         mean_latency = _number(latency.get("mean_ms")) or m["step_ms"]
         for stage in ("preprocess", "forward", "postprocess"):
             ms = walls.get(stage)
@@ -127,18 +129,23 @@ def _metrics(raw: dict, kind: str, on_cpu: bool, steps: int | None) -> tuple[dic
                 reasons[name] = "the built-in profiler recorded no peak device memory"
         reasons["host_overhead_ms"] = reasons["host_overhead_pct"] = (
             "the built-in profiler's host overhead is step − GPU busy − dataload, which counts sync waits and "
-            "device work in flight; it is not device idle time waiting for the host, so it is not carried over")
+            "device work in flight; it is not device idle time waiting for the host, so it is not carried over"
+        )
         reasons["sync_ms"] = reasons["sync_pct"] = "the built-in profiler does not record synchronizing calls"
         reasons["per_launch_host_us"] = "needs sync time, which the built-in profiler does not record"
-        reasons["launch_api_us"] = reasons["kernel_gap_us"] = ("the built-in profiler keeps no per-launch or "
-                                                               "per-stream kernel timing")
+        reasons["launch_api_us"] = reasons["kernel_gap_us"] = (
+            "the built-in profiler keeps no per-launch or per-stream kernel timing"
+        )
     else:
-        text = ("the built-in profiler reports the whole step as host overhead on a CPU and records no leaf-op "
-                "time, so CPU overhead cannot be told from work")
+        text = (
+            "the built-in profiler reports the whole step as host overhead on a CPU and records no leaf-op "
+            "time, so CPU overhead cannot be told from work"
+        )
         for name in ("host_overhead_ms", "host_overhead_pct", "leaf_busy_pct", "per_launch_host_us"):
             reasons[name] = text
-        reasons["launches_per_step"] = ("on a CPU a launch is a dispatched leaf op; the built-in profiler reports 0 "
-                                        "and keeps no leaf-op count")
+        reasons["launches_per_step"] = (
+            "on a CPU a launch is a dispatched leaf op; the built-in profiler reports 0 and keeps no leaf-op count"
+        )
         reasons["peak_mem_mb"] = "the built-in profiler records no host memory peak"
     reasons["profiler_overhead_pct"] = "the built-in profiler does not time the work without the profiler"
     if m["steps"] is None:
@@ -175,8 +182,9 @@ def _rows_by_phase(by_phase: dict, totals: dict, name_of, make_row, steps: int) 
 
 def _op_rows(raw: dict, steps: int) -> list[list]:
     """ops table rows. Its times are inclusive (total) time; self time is unknown."""
-    return _rows_by_phase(raw.get("ops_by_phase") or {}, _totals(raw.get("ops"), "op"),
-                       lambda op: op.get("op"), _op_row, steps)
+    return _rows_by_phase(
+        raw.get("ops_by_phase") or {}, _totals(raw.get("ops"), "op"), lambda op: op.get("op"), _op_row, steps
+    )
 
 
 def _totals(entries, key: str) -> dict[str, list[float]]:
@@ -211,11 +219,30 @@ def _kernel_rows(raw: dict, steps: int) -> list[list]:
 def _kernel_row(phase, name, ms_per_step, calls_per_step, steps):
     calls = round(calls_per_step * steps) if calls_per_step is not None else None
     mean_us = 1000.0 * ms_per_step / calls_per_step if ms_per_step is not None and calls_per_step else None
-    activity = "memcpy" if "memcpy" in (name or "").lower() else "memset" if "memset" in (name or "").lower() else "kernel"
-    # rank, device, phase, activity, category, tensorcore, name, calls, calls_per_step, total_ms, ms_per_step,
-    # mean_us, min_us, max_us  (category and tensorcore are filled by our rules below)
-    return [None, None, phase, activity, None, None, name, calls, calls_per_step,
-            ms_per_step * steps if ms_per_step is not None else None, ms_per_step, mean_us, None, None]
+    activity = (
+        "memcpy" if "memcpy" in (name or "").lower() else "memset" if "memset" in (name or "").lower() else "kernel"
+    )
+    # rank, device, phase, activity, category, tensorcore, name, launched_outside_steps, calls, calls_per_step,
+    # total_ms, ms_per_step, mean_us, min_us, max_us, category_exclusive_ms_per_step (unknown: the built-in
+    # profile has no timeline)  (category and tensorcore are filled by our rules below)
+    return [
+        None,
+        None,
+        phase,
+        activity,
+        None,
+        None,
+        name,
+        False,
+        calls,
+        calls_per_step,
+        ms_per_step * steps if ms_per_step is not None else None,
+        ms_per_step,
+        mean_us,
+        None,
+        None,
+        None,
+    ]
 
 
 _K = {name: i for i, (name, _, _, _) in enumerate(TABLES["kernels"])}  # kernels row positions
@@ -230,34 +257,43 @@ def _categorise_and_share(rows: list[list], on_cpu: bool) -> dict:
         return {}
     import duckdb
 
-    from libreyolo_profile.sqlfiles import sql_text
+    from libreyolo_profile.sqlmodules import run_module
 
     con = duckdb.connect(":memory:")
     try:
-        con.execute(sql_text("kernel_categories.sql"))
-        con.execute(sql_text("tensorcore_rules.sql"))
+        run_module(con, "kernel_categories.sql")
+        run_module(con, "tensorcore_rules.sql")
         pairs = sorted({(r[_K["activity"]], r[_K["name"]]) for r in rows}, key=str)
-        found = {(activity, name): (category, tensorcore) for activity, name, category, tensorcore in con.execute("""
+        found = {
+            (activity, name): (category, tensorcore)
+            for activity, name, category, tensorcore in con.execute(
+                """
             SELECT activity, name, kernel_category(activity, name), is_tensorcore(activity, name)
             FROM (SELECT unnest($activities::VARCHAR[]) AS activity, unnest($names::VARCHAR[]) AS name)""",
-            {"activities": [a for a, _ in pairs], "names": [n for _, n in pairs]}).fetchall()}
+                {"activities": [a for a, _ in pairs], "names": [n for _, n in pairs]},
+            ).fetchall()
+        }
         for row in rows:
             row[_K["category"]], row[_K["tensorcore"]] = found[(row[_K["activity"]], row[_K["name"]])]
         if on_cpu:
             return {}
         kernels = [r for r in rows if r[_K["activity"]] == "kernel"]
-        con.execute("""CREATE TEMP TABLE kernel_time AS
+        con.execute(
+            """CREATE TEMP TABLE kernel_time AS
                        SELECT NULL::INTEGER AS device, unnest($category::VARCHAR[]) AS category,
                               unnest($tensorcore::BOOLEAN[]) AS tensorcore, unnest($time::DOUBLE[]) AS time""",
-                    {"category": [r[_K["category"]] for r in kernels],
-                     "tensorcore": [r[_K["tensorcore"]] for r in kernels],
-                     "time": [r[_K["ms_per_step"]] for r in kernels]})
-        con.execute(sql_text("kernel_shares.sql"))
+            {
+                "category": [r[_K["category"]] for r in kernels],
+                "tensorcore": [r[_K["tensorcore"]] for r in kernels],
+                "time": [r[_K["ms_per_step"]] for r in kernels],
+            },
+        )
+        run_module(con, "kernel_shares.sql")
         shares = con.execute(f"SELECT {', '.join(_SHARES)} FROM kernel_shares").fetchone()
     finally:
         con.close()
     # no kernel time at all: no share can be told, and the metrics stay null
-    return dict(zip(_SHARES, shares)) if shares and any(v is not None for v in shares) else {}
+    return dict(zip(_SHARES, shares, strict=True)) if shares and any(v is not None for v in shares) else {}
 
 
 def _phase_rows(raw: dict, kind: str, on_cpu: bool, steps: int) -> list[list]:
@@ -269,13 +305,21 @@ def _phase_rows(raw: dict, kind: str, on_cpu: bool, steps: int) -> list[list]:
         gpu = _number(p.get("gpu_ms_per_step"))
         kernels = _number(p.get("kernels_per_step"))
         ops = _number(p.get("ops_per_step"))
-        # rank, step (NULL: the row aggregates every measured step), phase, wall_ms, gpu_ms, kernels, ops, launches
-        rows.append([None, None, phase,
-                     wall * steps if wall is not None else None,
-                     0.0 if on_cpu else (gpu * steps if gpu is not None else None),
-                     0 if on_cpu else (round(kernels * steps) if kernels is not None else None),
-                     round(ops * steps) if ops is not None else None,
-                     0 if on_cpu else None])
+        # rank, step (NULL: the row aggregates every measured step), phase, wall_ms, gpu_ms, kernels, ops, launches,
+        # launched_outside_steps
+        rows.append(
+            [
+                None,
+                None,
+                phase,
+                wall * steps if wall is not None else None,
+                0.0 if on_cpu else (gpu * steps if gpu is not None else None),
+                0 if on_cpu else (round(kernels * steps) if kernels is not None else None),
+                round(ops * steps) if ops is not None else None,
+                0 if on_cpu else None,
+                False,
+            ]
+        )
     return rows
 
 
@@ -285,8 +329,7 @@ def _repeat(raw: dict) -> tuple[dict, list[dict]]:
     if len(numbers) < 2:
         return {}, []
     # The sample standard deviation (n − 1), recomputed: the built-in file stores the population one.
-    stat = {"mean": statistics.fmean(numbers), "std": statistics.stdev(numbers), "n": len(numbers), "values": numbers}
-    return {"throughput_img_s": stat}, [{"throughput_img_s": v} for v in numbers]
+    return trial_spread({"throughput_img_s": numbers}), [{"throughput_img_s": v} for v in numbers]
 
 
 def _marks(raw: dict, on_cpu: bool, kind: str, has_ops: bool) -> dict:
@@ -294,8 +337,9 @@ def _marks(raw: dict, on_cpu: bool, kind: str, has_ops: bool) -> dict:
     marks = {mark.IMPORTED_BUILTIN: mark.imported_builtin()}
     if has_ops:
         marks[mark.OPS_TOTAL_ONLY] = mark.ops_total_only()
-    if any(len(k.get("raw_name") or "") >= 90 for k in raw.get("kernels") or []) or \
-            any(len(o.get("op") or "") >= 70 for o in raw.get("ops") or []):
+    if any(len(k.get("raw_name") or "") >= 90 for k in raw.get("kernels") or []) or any(
+        len(o.get("op") or "") >= 70 for o in raw.get("ops") or []
+    ):
         marks[mark.BUILTIN_NAMES_CUT] = mark.builtin_names_cut()
     if kind == "infer":
         marks[mark.BUILTIN_LATENCY_SUBSET] = mark.builtin_latency_subset((raw.get("latency") or {}).get("n"))
@@ -331,28 +375,42 @@ def builtin_document(path: Path) -> dict:
         metrics["ms_per_img"] = 1000.0 / metrics["throughput_img_s"]
     verdict = decide(metrics, kind, not on_cpu, None)
     if on_cpu and verdict["bound"] == "unknown":
-        verdict = {"bound": "unknown",
-                   "reason": ("LibreYOLO's built-in profiler records no leaf-op time on the CPU, so CPU compute "
-                              "cannot be told from framework overhead, and no other rule applies"),
-                   "next_step": "measure again with `libreyolo profile run` or `libreyolo profile infer`",
-                   "evidence": {"step_ms": metrics.get("step_ms")}}
+        verdict = {
+            "bound": "unknown",
+            "reason": (
+                "LibreYOLO's built-in profiler records no leaf-op time on the CPU, so CPU compute "
+                "cannot be told from framework overhead, and no other rule applies"
+            ),
+            "next_step": "measure again with `libreyolo profile run` or `libreyolo profile infer`",
+            "evidence": {"step_ms": metrics.get("step_ms")},
+        }
     # On a GPU our thrashing rule needs allocator retries or reserved memory, which it does not record.
     thrashing = False if on_cpu else None
     if not on_cpu:
-        reasons["thrashing"] = ("our thrashing rule needs allocator retries or reserved device memory, which the "
-                                "built-in profiler does not record")
+        reasons["thrashing"] = (
+            "our thrashing rule needs allocator retries or reserved device memory, which the "
+            "built-in profiler does not record"
+        )
     public = {**metrics, "bound": verdict["bound"], "bound_reason": verdict["reason"], "thrashing": thrashing}
     config = raw.get("config") or {}
     mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc)
     columns = {t: [c[0] for c in cols] for t, cols in TABLES.items()}
     return assemble(
-        kind=kind, kind_inferred=False, device_type="cpu" if on_cpu else "gpu", metrics=metrics, verdict=verdict,
-        thrashing=thrashing, marks=_marks(raw, on_cpu, kind, bool(ops)),
+        kind=kind,
+        kind_inferred=False,
+        device_type="cpu" if on_cpu else "gpu",
+        metrics=metrics,
+        verdict=verdict,
+        thrashing=thrashing,
+        marks=_marks(raw, on_cpu, kind, bool(ops)),
         null_reasons={k: v for k, v in reasons.items() if public.get(k) is None},
-        trials=trials or [metrics], repeat=repeat,
+        trials=trials or [metrics],
+        repeat=repeat,
         window_source="the built-in profiler's measured window",
         images_per_step_source="settings" if metrics.get("images_per_step") else None,
-        devices=[], rank=None, world_size=None,
+        devices=[],
+        rank=None,
+        world_size=None,
         tables={
             "kernels": {"columns": columns["kernels"], "rows": kernels},
             "ops": {"columns": columns["ops"], "rows": ops},
@@ -361,9 +419,14 @@ def builtin_document(path: Path) -> dict:
             "blame": {"columns": columns["blame"], "rows": []},  # needs the trace's timeline, which it does not record
             "modules": {"columns": columns["modules"], "rows": []},  # it records no module ranges
         },
-        source={"type": SOURCE_TYPE, "path": str(Path(path).resolve()), "schema": BUILTIN_SCHEMA,
-                "trace": raw.get("trace"), "created_from": "the file's modification time",
-                "aggregation": raw.get("aggregation")},
+        source={
+            "type": SOURCE_TYPE,
+            "path": str(Path(path).resolve()),
+            "schema": BUILTIN_SCHEMA,
+            "trace": raw.get("trace"),
+            "created_from": "the file's modification time",
+            "aggregation": raw.get("aggregation"),
+        },
         command=None,
         settings={**config, ("steps" if kind == "train" else "runs"): steps},
         environment={"device": config.get("device"), "device_name": "CPU" if on_cpu else None},
@@ -372,4 +435,5 @@ def builtin_document(path: Path) -> dict:
         generation=hashlib.sha256(f"{SOURCE_TYPE}|{__version__}|".encode() + data).hexdigest()[:32],
         created=mtime.isoformat(timespec="seconds"),
         producer=f"libreyolo-profile {__version__} (converted)",
-        extra=None)
+        extra=None,
+    )

@@ -24,6 +24,7 @@ from pathlib import Path
 @dataclass
 class UnprofiledTiming:
     """The same work timed without the profiler, in blocks: the headline's source (store/document/headline.py)."""
+
     call_ms: list[float]  # each unprofiled call's or step's time, in order
     block_wall_ms: list[float]  # each block's host wall time, ending when the device is done
     stage_ms: dict[str, list[float]]  # per phase, each call's host time in it
@@ -37,8 +38,14 @@ class UnprofiledTiming:
         for block in blocks:
             for name, values in block.stage_ms.items():
                 stages.setdefault(name, []).extend(values)
-        return cls(call_ms=[v for b in blocks for v in b.call_ms], block_wall_ms=[b.wall_ms for b in blocks],
-                   stage_ms=stages, images_per_call=images_per_call, clock=blocks[0].clock, where=where)
+        return cls(
+            call_ms=[v for b in blocks for v in b.call_ms],
+            block_wall_ms=[b.wall_ms for b in blocks],
+            stage_ms=stages,
+            images_per_call=images_per_call,
+            clock=blocks[0].clock,
+            where=where,
+        )
 
 
 @dataclass

@@ -8,14 +8,13 @@ define the headline, so a profile's step time is what the work costs when nobody
 profile measured with --no-overhead, has only the trace: its headline is the trace's, and
 `timing.headline` says so.
 
-Each figure here has the meaning METRICS gives it (metric_catalog.py); percentiles interpolate
-linearly between order statistics, as DuckDB's quantile_cont does in sql/metrics.sql.
+Each figure has the meaning METRICS gives it (metric_catalog.py) and is computed once, in SQL:
+sql/headline.sql for a trial's headline, sql/trial_spread.sql for the spread over trials.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
+from contextlib import contextmanager
 
 from libreyolo_profile.metric_catalog import PERCENTILE_MIN_CALLS
 from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
@@ -24,39 +23,74 @@ INFER_STAGES = ("preprocess", "forward", "postprocess")
 TRAIN_STAGES = ("dataload", "to_device")
 
 
-def quantile_cont(values: list[float], q: float) -> float:
-    """The q-quantile with linear interpolation between the two nearest order statistics."""
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def unprofiled_metrics(kind: str, timing: UnprofiledTiming) -> dict:
-    """The headline metrics of one trial, from its unprofiled calls."""
-    calls = timing.call_ms
-    wall_s = sum(timing.block_wall_ms) / 1000.0
-    images = timing.images_per_call * len(calls)
-    m: dict = {}
-    if kind == "infer":
-        m["step_ms"] = statistics.fmean(calls)
-        for name, q in (("latency_p50_ms", 0.50), ("latency_p90_ms", 0.90), ("latency_p99_ms", 0.99)):
-            m[name] = quantile_cont(calls, q)
-        stages = INFER_STAGES
-    else:
-        m["step_ms"] = sum(timing.block_wall_ms) / len(calls)  # the block ends when the device is done
-        stages = TRAIN_STAGES
-    m["throughput_img_s"] = images / wall_s if wall_s > 0 else None
-    m["ms_per_img"] = 1000.0 / m["throughput_img_s"] if m["throughput_img_s"] else None
-    for stage in stages:
-        values = timing.stage_ms.get(stage) or []
-        if len(values) == len(calls):
-            m[f"{stage}_ms"] = statistics.fmean(values)
-            m[f"{stage}_pct"] = 100.0 * m[f"{stage}_ms"] / m["step_ms"] if m["step_ms"] else None
-    m["timing_cv_pct"] = (100.0 * statistics.stdev(calls) / statistics.fmean(calls)
-                          if len(calls) > 1 and statistics.fmean(calls) > 0 else None)
+    """The headline metrics of one trial, from its unprofiled calls (sql/headline.sql)."""
+    stages = INFER_STAGES if kind == "infer" else TRAIN_STAGES
+    stage_rows = [(stage, i, ms) for stage in stages for i, ms in enumerate(timing.stage_ms.get(stage) or [])]
+    tables = {
+        "headline_trial": {
+            "kind": [kind],
+            "images_per_call": [timing.images_per_call],
+            "blocks_wall_ms": [float(sum(timing.block_wall_ms))],
+        },
+        "headline_calls": {"call_index": list(range(len(timing.call_ms))), "call_ms": list(timing.call_ms)},
+        "headline_stages": {
+            "stage": [r[0] for r in stage_rows],
+            "call_index": [r[1] for r in stage_rows],
+            "ms": [float(r[2]) for r in stage_rows],
+        },
+    }
+    with _module_connection(tables, "headline.sql") as con:
+        m = _one_row(con, "SELECT * FROM headline")
+        split = con.execute("SELECT stage, stage_ms, stage_pct FROM headline_stage_split").fetchall()
+    for stage, stage_ms, stage_pct in sorted(split, key=lambda row: stages.index(row[0])):
+        m[f"{stage}_ms"], m[f"{stage}_pct"] = stage_ms, stage_pct
     return m
+
+
+def trial_spread(values_by_metric: dict[str, list[float]]) -> dict:
+    """{metric: {mean, std, n, values}} over a repeated measurement's trials (sql/trial_spread.sql)."""
+    rows = [(name, trial, float(v)) for name, values in values_by_metric.items() for trial, v in enumerate(values)]
+    if not rows:
+        return {}
+    table = {"metric": [r[0] for r in rows], "trial": [r[1] for r in rows], "value": [r[2] for r in rows]}
+    with _module_connection({"trial_values": table}, "trial_spread.sql") as con:
+        spread = con.execute('SELECT metric, mean, std, n, "values" FROM trial_spread').fetchall()
+    found = {name: {"mean": mean, "std": std, "n": n, "values": values} for name, mean, std, n, values in spread}
+    return {name: found[name] for name in values_by_metric if name in found}  # the caller's order
+
+
+@contextmanager
+def _module_connection(tables: dict[str, dict[str, list]], module: str):
+    """An in-memory DuckDB with `tables` (column lists) registered and `module` run over them."""
+    import duckdb
+    import pyarrow as pa
+
+    from libreyolo_profile.sqlmodules import run_module
+
+    con = duckdb.connect(":memory:")
+    try:
+        for name, columns in tables.items():
+            con.register(name, pa.table(columns, schema=_schema(columns)))
+        run_module(con, module)
+        yield con
+    finally:
+        con.close()
+
+
+def _schema(columns: dict[str, list]):
+    """Column types fixed up front, so an empty list still has one (pyarrow would infer `null`)."""
+    import pyarrow as pa
+
+    kinds = {"kind": pa.string(), "stage": pa.string(), "metric": pa.string()}
+    counts = {"images_per_call", "call_index", "trial"}
+    return pa.schema([(name, kinds.get(name) or (pa.int64() if name in counts else pa.float64())) for name in columns])
+
+
+def _one_row(con, sql: str) -> dict:
+    cursor = con.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return dict(zip(names, cursor.fetchone(), strict=True))
 
 
 def apply_headline(m: dict, capture: TrialCapture | None) -> None:
@@ -89,8 +123,10 @@ def drop_thin_percentiles(m: dict, calls: int | None) -> dict:
         if m.get(name) is None or calls is None or calls >= minimum:
             continue
         m[name] = None
-        reasons[name] = (f"{name.split('_')[1]} needs at least {minimum} calls to mean anything; this trial timed "
-                         f"{calls} (raise --runs)")
+        reasons[name] = (
+            f"{name.split('_')[1]} needs at least {minimum} calls to mean anything; this trial timed "
+            f"{calls} (raise --runs)"
+        )
     return reasons
 
 
@@ -99,15 +135,18 @@ def timing_record(kind: str, captures: list) -> dict:
     measured = [c for c in captures if c is not None]
     unprofiled = [c.unprofiled for c in measured if c.unprofiled is not None]
     if not measured:
-        return {"headline": "trace", "why": "a foreign trace carries only profiled work",
-                "overhead_method": None}
+        return {"headline": "trace", "why": "a foreign trace carries only profiled work", "overhead_method": None}
     if not unprofiled:
-        return {"headline": "trace", "why": "measured with --no-overhead: no unprofiled calls were timed",
-                "overhead_method": None, "processes": [c.process for c in measured],
-                "machine": [c.machine for c in measured]}
+        return {
+            "headline": "trace",
+            "why": "measured with --no-overhead: no unprofiled calls were timed",
+            "overhead_method": None,
+            "processes": [c.process for c in measured],
+            "machine": [c.machine for c in measured],
+        }
     first = unprofiled[0]
     unit = "calls" if kind == "infer" else "steps"
-    pair = ("mean call time" if kind == "infer" else "wall time per step, each block ending when the device is done")
+    pair = "mean call time" if kind == "infer" else "wall time per step, each block ending when the device is done"
     places = list(dict.fromkeys(u.where for u in unprofiled))  # trials alternate sides in `run`
     return {
         "headline": "unprofiled",
@@ -115,9 +154,11 @@ def timing_record(kind: str, captures: list) -> dict:
         "where": places[0] if len(places) == 1 else places,
         "clock": first.clock,
         "stage_clock": "host perf_counter around each phase of the unprofiled calls",
-        "overhead_method": (f"profiler_overhead_pct = (profiled_step_ms − step_ms) ÷ step_ms, each the {pair}: of the "
-                            f"profiled {unit}, and of the same {unit} without the profiler ({'; '.join(places)}); "
-                            "can be negative within timing noise"),
+        "overhead_method": (
+            f"profiler_overhead_pct = (profiled_step_ms − step_ms) ÷ step_ms, each the {pair}: of the "
+            f"profiled {unit}, and of the same {unit} without the profiler ({'; '.join(places)}); "
+            "can be negative within timing noise"
+        ),
         "processes": [c.process for c in measured],
         "machine": [c.machine for c in measured],
     }
@@ -127,23 +168,27 @@ def noise_evidence(kind: str, captures: list, per_trial: list[dict], thresholds:
     """Why the measurement was noisy, one sentence per finding with its figures (empty: it was not)."""
     found = []
     many = len(captures) > 1
-    for index, (capture, m) in enumerate(zip(captures, per_trial), 1):
+    for index, (capture, m) in enumerate(zip(captures, per_trial, strict=False), 1):
         if capture is None:
             continue
         where = f" (trial {index})" if many else ""
         machine = capture.machine or {}
         other, steal = machine.get("other_cpu_pct"), machine.get("steal_pct")
         if other is not None and other >= thresholds["noisy_other_cpu_pct"]:
-            found.append(f"other processes used {other:.0f}% of the machine's {machine.get('cpu_count')} CPUs while "
-                         f"it measured{where} (load average {machine.get('loadavg_1m_end')})")
+            found.append(
+                f"other processes used {other:.0f}% of the machine's {machine.get('cpu_count')} CPUs while "
+                f"it measured{where} (load average {machine.get('loadavg_1m_end')})"
+            )
         if steal is not None and steal >= thresholds["noisy_steal_pct"]:
             found.append(f"the hypervisor stole {steal:.1f}% of CPU time{where}")
         for side in ("start", "end"):
             gpu = (machine.get("gpu") or {}).get(side) or {}
             slowing = [r for r in gpu.get("throttle_reasons", []) if r in SLOWING_THROTTLES]
             if slowing:
-                found.append(f"the GPU was throttled ({', '.join(slowing)}; SM clock {gpu.get('sm_clock_mhz')} of "
-                             f"{gpu.get('sm_clock_max_mhz')} MHz) at the {side}{where}")
+                found.append(
+                    f"the GPU was throttled ({', '.join(slowing)}; SM clock {gpu.get('sm_clock_mhz')} of "
+                    f"{gpu.get('sm_clock_max_mhz')} MHz) at the {side}{where}"
+                )
                 break
         cv = m.get("timing_cv_pct")
         if kind == "infer" and cv is not None and cv >= thresholds["noisy_cv_pct"]:
@@ -152,5 +197,12 @@ def noise_evidence(kind: str, captures: list, per_trial: list[dict], thresholds:
 
 
 # NVML throttle reasons that slow the work against the card's own rules (measure/noise.py records them)
-SLOWING_THROTTLES = frozenset({"software power cap", "hardware slowdown", "software thermal slowdown",
-                               "hardware thermal slowdown", "hardware power brake slowdown"})
+SLOWING_THROTTLES = frozenset(
+    {
+        "software power cap",
+        "hardware slowdown",
+        "software thermal slowdown",
+        "hardware thermal slowdown",
+        "hardware power brake slowdown",
+    }
+)

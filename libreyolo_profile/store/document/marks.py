@@ -17,6 +17,8 @@ THRASHING = "thrashing"
 KIND_INFERRED = "kind_inferred"
 PHASES_INFERRED = "phases_inferred"
 WINDOW_FALLBACK = "window_fallback"
+NESTING_CUT = "nesting_cut"  # ranges nested deeper than sql/ingest.sql's nesting_cap were left out
+EMPTY_STEPS = "empty_steps"
 
 # -- marks a measurement adds (measure/) -----------------------------------------------------------------
 
@@ -40,21 +42,30 @@ def trace_damaged(notes: list[str]) -> str:
 
 
 def durations_unusable(total: int) -> str:
-    return (f"none of the trace's {total:,} duration events has a usable duration (each is negative, NaN, zero or "
-            "missing): step times, utilization and shares cannot be computed")
+    return (
+        f"none of the trace's {total:,} duration events has a usable duration (each is negative, NaN, zero or "
+        "missing): step times, utilization and shares cannot be computed"
+    )
 
 
 def cpu_profile() -> str:
-    return "CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not apply; see `ops` for where the time goes"
+    return (
+        "CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not apply; "
+        "see `ops` for where the time goes"
+    )
 
 
 def is_tiny_window(steps: int, wall_ms: float, thresholds: dict) -> bool:
     return steps < thresholds["tiny_steps"] or wall_ms < thresholds["tiny_window_ms"]
 
 
-def tiny_window(steps: int, wall_ms: float, thresholds: dict) -> str:
-    return (f"tiny window: {steps} measured steps over {wall_ms:.1f} ms (fewer than {thresholds['tiny_steps']} steps "
-            f"or under {thresholds['tiny_window_ms']:.0f} ms): figures are noisy")
+def tiny_window(steps: int, wall_ms: float, thresholds: dict, kind: str = "train") -> str:
+    noun = "call" if kind == "infer" else "step"  # an inference profile measures calls
+    return (
+        f"tiny window: {round(steps):,} profiled {noun}{'' if round(steps) == 1 else 's'} over {wall_ms:.1f} ms "
+        f"(fewer than {thresholds['tiny_steps']} {noun}s "
+        f"or under {thresholds['tiny_window_ms']:.0f} ms): figures are noisy"
+    )
 
 
 def thrashing(evidence: str) -> str:
@@ -62,13 +73,34 @@ def thrashing(evidence: str) -> str:
 
 
 def kind_inferred(kind: str) -> str:
-    return f"kind inferred as {kind}: the trace " + ("holds autograd backward work" if kind == "train"
-                                                    else "holds no backward work")
+    return f"kind inferred as {kind}: the trace " + (
+        "holds autograd backward work or gradient collectives (DDP's reducer, an all_reduce beside the steps)"
+        if kind == "train"
+        else "holds no backward work and no gradient collectives"
+    )
 
 
 def phases_inferred() -> str:
-    return ("phases inferred from PyTorch's own marks (DataLoader, Optimizer, autograd, host-to-device copies); "
-            "the rest of each step counts as forward")
+    return (
+        "phases inferred from PyTorch's own marks (DataLoader, Optimizer, autograd, host-to-device copies); "
+        "the rest of each step counts as forward"
+    )
+
+
+def nesting_cut(cuts: list) -> str:
+    """`cuts`: (which ranges, how many were left out, the depth cap) from sql/ingest.sql's nesting_cut."""
+    return (
+        "ranges nested deeper than the cap were left out: "
+        + "; ".join(f"{count:,} {what} below {cap} levels" for what, count, cap in cuts)
+        + "; their time counts as self time of the deepest range kept around them"
+    )
+
+
+def empty_steps(count: int, ms: float) -> str:
+    return (
+        f"{count} ProfilerStep range(s) ({ms:.3f} ms in all) dropped: nothing ran inside them (no op, runtime "
+        "call or Python frame on any thread), so they are not steps"
+    )
 
 
 def window_fallback(source) -> str:
@@ -78,8 +110,10 @@ def window_fallback(source) -> str:
 def random_weights(why: str, model_name: str, seed: int) -> str:
     """A measurement that found no weights file and ran randomly initialized weights of `model_name`
     (family and size, e.g. LibreYOLOX-s)."""
-    return (f"{why}; randomly initialized {model_name} (seed {seed}): timing is representative, detections "
-            "and NMS work are not")
+    return (
+        f"randomly initialized {model_name} weights (seed {seed}): timing is representative, detections "
+        f"and NMS work are not ({why})"
+    )
 
 
 def random_weights_named(weights) -> str:
@@ -93,42 +127,58 @@ def amp_inactive(device_type: str) -> str:
 
 def departs_from_trainer(departures: dict[str, str]) -> str:
     """A `run` whose step differs from LibreYOLO's trainer by the options asked for: {flag: what it changes}."""
-    return ("the measured training step departs from LibreYOLO's trainer: "
-            + "; ".join(f"{flag}: {what}" for flag, what in departures.items()))
+    return "the measured training step departs from LibreYOLO's trainer: " + "; ".join(
+        f"{flag}: {what}" for flag, what in departures.items()
+    )
 
 
 def imported_builtin() -> str:
-    return ("imported from LibreYOLO's built-in profiler (schema libreyolo.profile.analysis/v1): step time, "
-            "throughput, latency, stage and phase times are its measurements; its verdict, host overhead and, on a "
-            "CPU, its kernel/launch counts are not carried over; the verdict was recomputed by our rules")
+    return (
+        "imported from LibreYOLO's built-in profiler (schema libreyolo.profile.analysis/v1): step time, "
+        "throughput, latency, stage and phase times are its measurements; its verdict, host overhead and, on a "
+        "CPU, its kernel/launch counts are not carried over; the verdict was recomputed by our rules"
+    )
 
 
 def ops_total_only() -> str:
-    return ("op times are the built-in profiler's inclusive (total) time per op name, which double-counts nested "
-            "ops; self time cannot be recovered and is null; ops left out of its per-phase top-40 lists have phase "
-            "NULL")
+    return (
+        "op times are the built-in profiler's inclusive (total) time per op name, which double-counts nested "
+        "ops; self time cannot be recovered and is null; ops left out of its per-phase top-40 lists have phase "
+        "NULL"
+    )
 
 
 def builtin_names_cut() -> str:
-    return ("the built-in profiler cuts kernel names at 90 characters and op names at 70: entries sharing a cut "
-            "name are summed, and a cut kernel name is categorized as cut")
+    return (
+        "the built-in profiler cuts kernel names at 90 characters and op names at 70: entries sharing a cut "
+        "name are summed, and a cut kernel name is categorized as cut"
+    )
 
 
 def builtin_latency_subset(calls) -> str:
-    return (f"latency percentiles come from the built-in profiler's {calls} unsynchronised calls and stage means "
-            "from its separately synchronised calls (not every measured call)")
+    return (
+        f"latency percentiles come from the built-in profiler's {calls} unsynchronised calls and stage means "
+        "from its separately synchronised calls (not every measured call)"
+    )
 
 
 def builtin_gpu_definitions() -> str:
-    return ("GPU utilization is the built-in profiler's summed kernel time ÷ step time (not the union of kernel "
-            "intervals), and launches per step is its kernel count")
+    return (
+        "GPU utilization is the built-in profiler's summed kernel time ÷ step time (not the union of kernel "
+        "intervals), and launches per step is its kernel count"
+    )
 
 
 def builtin_memory_pressure(mallocs_per_step) -> str:
-    return (f"the built-in profiler flagged memory pressure ({mallocs_per_step} cudaMalloc/free per step); our "
-            "thrashing rule needs reserved memory, which it does not record")
+    return (
+        f"the built-in profiler flagged memory pressure ({mallocs_per_step} cudaMalloc/free per step); our "
+        "thrashing rule needs reserved memory, which it does not record"
+    )
 
 
 def noisy(findings: list[str]) -> str:
-    return ("noisy measurement: " + "; ".join(findings)
-            + ": timings and differences from this profile are less certain than their spread says")
+    return (
+        "noisy measurement: "
+        + "; ".join(findings)
+        + ": timings and differences from this profile are less certain than their spread says"
+    )

@@ -1,54 +1,63 @@
 """The bottleneck verdict (SPEC §5, §11): decided from the per-step blame (sql/blame.sql) where the
 profile has one — the verdict whose causes hold the most of the steps' wall time wins, and its reason
-quotes that share in % and ms. Profiles without a blame (built-in imports) keep SPEC §5's ordered rules.
-Every threshold lives in THRESHOLDS."""
+quotes that share in % and ms. Profiles without a blame (built-in imports) keep SPEC §5's ordered rules
+(threshold_verdict.py, where every threshold lives in THRESHOLDS)."""
 
 from __future__ import annotations
 
-THRESHOLDS = {
-    "dataload_pct": 20.0,  # dataloader-bound at ≥ 20% of the step waiting for data
-    "to_device_pct": 15.0,  # transfer-bound at ≥ 15% of the step copying to the device
-    "sync_pct": 25.0,  # sync-bound at ≥ 25% of the step blocked in synchronizing calls
-    "communication_pct": 30.0,  # communication-bound at ≥ 30% of GPU time in collectives
-    "gpu_util_pct": 80.0,  # GPU-bound at or above, host-launch-bound below
-    "gemm_pct": 50.0,  # GEMM-dominated: compute-bound rather than memory-bound
-    "stage_pct": 40.0,  # an inference stage dominates at ≥ 40% of the latency
-    "leaf_busy_pct": 80.0,  # cpu-compute when leaf ops fill ≥ 80% of the step
-    "tiny_steps": 10,  # fewer measured steps/calls than this is a tiny window
-    "tiny_window_ms": 100.0,  # so is a window shorter than this
-    "reserved_of_device_pct": 95.0,  # with device mallocs in the window: thrashing
-    "noisy_other_cpu_pct": 25.0,  # noisy when other processes used ≥ 25% of all CPUs while measuring
-    "noisy_steal_pct": 5.0,  # or the hypervisor stole ≥ 5% of CPU time
-    "noisy_cv_pct": 20.0,  # or identical inference calls varied by ≥ 20% (coefficient of variation)
-}
+from libreyolo_profile.metric_catalog import measured_unit
+from libreyolo_profile.store.document.threshold_verdict import THRESHOLDS, cpu_rule, gpu_rule, host_rule, verdict
+from libreyolo_profile.store.document.threshold_verdict import fmt as _f
 
 # Blame cause → the verdict it supports (sql/blame.sql defines the causes). Several causes may support
 # one verdict (allocator and module loading are both a cold start); their shares add up.
 GPU_BLAME_BOUNDS = {
-    "gemm_conv": "gpu-compute", "attention": "gpu-compute", "device_other": "gpu-compute",
-    "memory_bound": "gpu-memory", "communication": "communication", "memcpy_memset": "transfer",
-    "sync_bubble": "sync", "launching": "host-launch", "dataload": "dataloader",
-    "cpu_work": "host-cpu", "allocator": "cold-start", "module_loading": "cold-start",
+    "gemm_conv": "gpu-compute",
+    "attention": "gpu-compute",
+    "device_other": "gpu-compute",
+    "memory_bound": "gpu-memory",
+    "communication": "communication",
+    "memcpy_memset": "transfer",
+    "sync_bubble": "sync",
+    "launching": "host-launch",
+    "dataload": "dataloader",
+    "cpu_work": "host-cpu",
+    "python": "host-cpu",
+    "preprocess": "preprocess",
+    "allocator": "cold-start",
+    "module_loading": "cold-start",
+    "startup": "cold-start",
     "unexplained_idle": "idle-window",
 }
 CPU_BLAME_BOUNDS = {
-    "cpu_gemm_conv": "cpu-compute", "cpu_other_ops": "cpu-compute", "framework_overhead": "cpu-overhead",
-    "cpu_communication": "communication", "dataload": "dataloader", "unexplained_idle": "idle-window",
+    "cpu_gemm_conv": "cpu-compute",
+    "cpu_other_ops": "cpu-compute",
+    "framework_overhead": "cpu-overhead",
+    "cpu_communication": "communication",
+    "dataload": "dataloader",
+    "python": "cpu-overhead",
+    "unexplained_idle": "idle-window",
 }
 # What each cause means, for the reason.
 CAUSE_WORDS = {
-    "gemm_conv": "device busy in GEMM/convolution kernels", "attention": "device busy in attention kernels",
-    "device_other": "device busy in other kernels", "memory_bound": "device busy in elementwise/layout/norm/"
-    "reduce/optimizer kernels", "communication": "device busy in collectives no compute overlapped",
+    "gemm_conv": "device busy in GEMM/convolution kernels",
+    "attention": "device busy in attention kernels",
+    "device_other": "device busy in other kernels",
+    "memory_bound": "device busy in elementwise/layout/norm/reduce/optimizer kernels",
+    "communication": "device busy in collectives no compute overlapped",
     "memcpy_memset": "device busy in copies/memsets no kernel overlapped",
-    "sync_bubble": "device idle while the host blocked in a sync or a blocking copy to pageable memory",
+    "sync_bubble": "device idle while the host blocked in a sync or a copy with pageable memory",
     "launching": "device idle while the host was busy launching work",
     "dataload": "device idle while the step waited for data",
-    "cpu_work": "device idle while the host ran CPU work that launches nothing (preprocessing, Python, CPU ops)",
+    "cpu_work": "device idle while the host ran ops or runtime calls that launch nothing",
+    "python": "host running recorded Python (frames or host ranges) between ops",
+    "preprocess": "device idle while the host preprocessed the input (before the call's first launch)",
+    "startup": "device idle while the host created streams, events, contexts or library handles",
     "allocator": "device idle while the host was in cudaMalloc/cudaFree",
     "module_loading": "device idle while the host loaded modules (lazy loading on a kernel's first launch)",
-    "unexplained_idle": "nothing recorded on the device or the host",
-    "cpu_gemm_conv": "CPU executing conv/matmul ops", "cpu_other_ops": "CPU executing other ops",
+    "unexplained_idle": "nothing at all recorded on any host thread or the device",
+    "cpu_gemm_conv": "CPU executing conv/matmul ops",
+    "cpu_other_ops": "CPU executing other ops",
     "framework_overhead": "framework and Python overhead around the ops",
     "cpu_communication": "collectives on the host",
 }
@@ -58,107 +67,47 @@ BLAME_ADVICE = {
     "communication": "overlap communication with compute (bucket sizes), or reduce what is exchanged",
     "transfer": "use pinned memory with non_blocking copies, or keep the data on the device",
     "sync": "remove .item()/.cpu()/.to('cpu') and prints of device tensors inside the step (copies to pageable "
-            "memory block too), or defer them to the end of the step",
+    "memory block too), or defer them to the end of the step",
     "host-launch": "launch fewer, larger kernels: bigger --batch, CUDA graphs, torch.compile, fused optimizers",
     "dataloader": "raise --workers, enable pin_memory/persistent workers, or make decoding/augmentation cheaper",
     "host-cpu": "move the CPU work out of the step or onto the device (preprocess on the GPU, fewer Python ops)",
     "preprocess": "decode and letterbox fewer pixels (smaller --imgsz), or batch preprocessing",
     "postprocess": "raise --conf or lower --max-det so NMS sees fewer candidates",
     "cold-start": "warm up first (more --warmup iterations, so modules load and the allocator caches before the "
-                  "window), then profile more steps: a cold start is not the steady state",
+    "window), then profile more steps: a cold start is not the steady state",
     "idle-window": "profile more steps of steady-state work (more --warmup, a window around the real work): most "
-                   "of this window records nothing on the device or the host",
+    "of this window records nothing on the device or the host",
     "cpu-compute": "use a smaller model or --imgsz, more threads, or a GPU",
     "cpu-overhead": "batch more work per op (larger --batch), torch.compile, or fewer small ops",
 }
 
 
-def _f(value, digits=1) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
 def decide(m: dict, kind: str, on_gpu: bool, thrashing: str | None, unusable: str | None = None) -> dict:
     """The verdict for one profile's metrics: {bound, reason, next_step, evidence}. `unusable`: why
     the trace's times cannot be trusted at all (then no rule can judge them)."""
-    t = THRESHOLDS
-
-    def verdict(bound, reason, next_step, *evidence):
-        return {"bound": bound, "reason": reason, "next_step": next_step,
-                "evidence": {name: m.get(name) for name in evidence}}
-
     if unusable:
-        return verdict("unknown", unusable, "profile again: the trace's durations were lost or corrupted "
-                       "(a killed or buggy profiler, or a tool that rewrote the trace)", "step_ms")
+        return verdict(
+            m,
+            "unknown",
+            unusable,
+            "profile again: the trace's durations were lost or corrupted "
+            "(a killed or buggy profiler, or a tool that rewrote the trace)",
+            "step_ms",
+        )
     if thrashing:
-        return verdict("memory-pressure", f"device memory thrashed in the window: {thrashing}",
-                       "lower --batch or --imgsz until the allocator stops retrying; utilization and throughput "
-                       "measured under thrashing cannot be trusted", "peak_vram_mb")
+        return verdict(
+            m,
+            "memory-pressure",
+            f"device memory thrashed in the window: {thrashing}",
+            "lower --batch or --imgsz until the allocator stops retrying; utilization and throughput "
+            "measured under thrashing cannot be trusted",
+            "peak_vram_mb",
+        )
     blame = blame_shares(m, on_gpu)
     if blame:
         return _from_blame(m, kind, on_gpu, blame)
-    if kind == "train" and (m.get("dataload_pct") or 0) >= t["dataload_pct"]:
-        return verdict("dataloader", f"waiting for data takes {_f(m['dataload_pct'])}% of each step "
-                       f"({_f(m.get('dataload_ms'), 2)} of {_f(m['step_ms'], 2)} ms; threshold {t['dataload_pct']:.0f}%)",
-                       "raise --workers, enable pin_memory/persistent workers, or make augmentation cheaper",
-                       "dataload_pct", "dataload_ms", "step_ms")
-    if kind == "train" and (m.get("to_device_pct") or 0) >= t["to_device_pct"]:
-        return verdict("transfer", f"copying batches to the device takes {_f(m['to_device_pct'])}% of each step "
-                       f"({_f(m.get('to_device_ms'), 2)} ms; threshold {t['to_device_pct']:.0f}%)",
-                       "use pinned memory with non_blocking copies, or move augmentation onto the device",
-                       "to_device_pct", "to_device_ms", "step_ms")
-    if (m.get("sync_pct") or 0) >= t["sync_pct"]:
-        return verdict("sync", f"the host is blocked in synchronizing calls for {_f(m['sync_pct'])}% of each step "
-                       f"({_f(m.get('sync_ms'), 2)} ms; threshold {t['sync_pct']:.0f}%)",
-                       "remove .item()/.cpu()/print of device tensors inside the step, or defer them",
-                       "sync_pct", "sync_ms", "step_ms")
-    if (m.get("communication_pct") or 0) >= t["communication_pct"]:
-        return verdict("communication", f"collectives take {_f(m['communication_pct'])}% of kernel time "
-                       f"(communication_pct; memcpy/memset excluded; threshold {t['communication_pct']:.0f}%)",
-                       "overlap communication with backward (bucket sizes), or reduce what is exchanged",
-                       "communication_pct", "gpu_util_pct")
-    if kind == "infer":
-        for stage in ("preprocess", "postprocess"):
-            share = m.get(f"{stage}_pct")
-            if share is not None and share >= t["stage_pct"]:
-                hint = ("decode and letterbox fewer pixels (smaller --imgsz), or batch preprocessing"
-                        if stage == "preprocess" else
-                        "raise --conf or lower --max-det so NMS sees fewer candidates")
-                return verdict(stage, f"{stage} takes {_f(share)}% of each call's latency "
-                               f"({_f(m.get(f'{stage}_ms'), 2)} of {_f(m['step_ms'], 2)} ms; threshold {t['stage_pct']:.0f}%)",
-                               hint, f"{stage}_pct", f"{stage}_ms", "step_ms")
-    if on_gpu:
-        util = m.get("gpu_util_pct") or 0.0
-        if util >= t["gpu_util_pct"]:
-            if (m.get("gemm_pct") or 0) >= t["gemm_pct"]:
-                return verdict("gpu-compute", f"the GPU is busy {_f(util)}% of the window and GEMM/conv kernels take "
-                               f"{_f(m.get('gemm_pct'))}% of kernel time (gemm_pct; on Tensor Cores "
-                               f"{_f(m.get('tensorcore_pct'))}% of kernel time)",
-                               "use AMP (bf16/fp16) so GEMMs run on Tensor Cores, channels_last, or a smaller model/--imgsz",
-                               "gpu_util_pct", "gemm_pct", "tensorcore_pct")
-            return verdict("gpu-memory", f"the GPU is busy {_f(util)}% of the window but elementwise/layout/norm kernels "
-                           f"take {_f(m.get('memory_bound_pct'))}% of kernel time (memory_bound_pct; GEMM only "
-                           f"{_f(m.get('gemm_pct'))}%)",
-                           "fuse elementwise ops (torch.compile), avoid layout copies (channels_last), use fused optimizers",
-                           "gpu_util_pct", "memory_bound_pct", "gemm_pct")
-        return verdict("host-launch", f"the GPU is busy only {_f(util)}% of the window (threshold {t['gpu_util_pct']:.0f}%): "
-                       f"it waited {_f(m.get('host_overhead_ms'), 2)} ms per step for the host, which issued "
-                       f"{_f(m.get('launches_per_step'), 0)} launches at {_f(m.get('per_launch_host_us'))} µs each "
-                       f"and was blocked in sync only {_f(m.get('sync_pct'))}% of the step",
-                       "launch fewer, larger kernels: bigger --batch, CUDA graphs, torch.compile, fused optimizers",
-                       "gpu_util_pct", "host_overhead_ms", "launches_per_step", "per_launch_host_us", "sync_pct")
-    leaf = m.get("leaf_busy_pct")
-    if leaf is not None and leaf >= t["leaf_busy_pct"]:
-        return verdict("cpu-compute", f"leaf ops execute {_f(leaf)}% of each step on the CPU "
-                       f"(threshold {t['leaf_busy_pct']:.0f}%): the arithmetic itself is the cost",
-                       "use a smaller model or --imgsz, more threads, or a GPU", "leaf_busy_pct", "step_ms")
-    if leaf is None:
-        return verdict("unknown", "the trace records no framework ops inside its steps, so neither CPU compute "
-                       "nor overhead can be told apart", "profile with CPU activity recorded", "step_ms")
-    return verdict("cpu-overhead", f"leaf ops execute only {_f(leaf)}% of each step on the CPU; "
-                   f"{_f(m.get('host_overhead_ms'), 2)} ms per step ({_f(m.get('host_overhead_pct'))}%) is framework "
-                   f"and Python time around {_f(m.get('launches_per_step'), 0)} dispatched ops",
-                   "batch more work per op (larger --batch), torch.compile, or fewer small ops",
-                   "leaf_busy_pct", "host_overhead_ms", "launches_per_step")
+    # no blame (a built-in import): SPEC §5's threshold rules on its metrics (threshold_verdict.py)
+    return host_rule(m, kind) or (gpu_rule(m) if on_gpu else cpu_rule(m))
 
 
 def blame_shares(m: dict, on_gpu: bool) -> dict[str, float]:
@@ -211,27 +160,104 @@ def _from_blame(m: dict, kind: str, on_gpu: bool, blame: dict[str, float]) -> di
         # would run as they do on a busy device. The verdict names why the device sat idle (SPEC §5's
         # "< 80% util" branch), and the compute share stays in the reason as the runner-up.
         ranked = idle_ranked + [b for b in ranked if b in DEVICE_WORK_BOUNDS]
-    bound, step_ms = ranked[0], m.get("step_ms")
+    # the ms of a share are of the blame's own (profiled) step, never the headline's unprofiled one
+    bound, step_ms = ranked[0], m.get("blame_step_ms") or m.get("profiled_step_ms") or m.get("step_ms")
+
+    holders = blame_holders(m)
+    unit = measured_unit(kind)
 
     def quoted(causes: list[str]) -> str:
         causes = [c for c in causes if blame[c] >= 0.05] or causes[:1]  # a share that rounds to 0.0% says nothing
-        return " + ".join(f"{c} {_f(blame[c])}% ({_ms(blame[c], step_ms)} ms: {CAUSE_WORDS[c]})" for c in causes)
+        return " + ".join(
+            f"{c} {_f(blame[c])}% ({_ms(blame[c], step_ms)} ms: {CAUSE_WORDS[c]}{_held_by(holders.get(c), unit)})"
+            for c in causes
+        )
 
-    lead = (f"the device is busy {_f(device_busy)}% of each step (under {THRESHOLDS['gpu_util_pct']:.0f}%), and the "
-            "largest cause of its idle time is " if idle_first else "the largest share of each step's wall time is ")
-    reason = (lead + quoted(by_bound[bound])
-              + (f" of a {_f(step_ms, 2)} ms step" if step_ms is not None else ""))
+    lead = (
+        # the blame's device causes over the profiled steps: a whole of its own, not gpu_util_pct's window
+        f"device work holds {_f(device_busy)}% of each profiled {unit} (blame_device_busy_pct, under "
+        f"{THRESHOLDS['gpu_util_pct']:.0f}%), and the largest cause of its idle time is "
+        if idle_first
+        else f"the largest share of each profiled {unit}'s wall time is "
+    )
+    reason = (
+        lead + quoted(by_bound[bound]) + (f" of a {_f(step_ms, 2)} ms profiled {unit}" if step_ms is not None else "")
+    )
     if len(ranked) > 1:
         runner_up = ranked[1]
         shown = [c for c in by_bound[runner_up] if blame[c] >= 0.05] or by_bound[runner_up][:1]
         reason += f"; next {runner_up}: {' + '.join(f'{c} {_f(blame[c])}%' for c in shown)}"
-    if on_gpu and m.get("gpu_util_pct") is not None:
-        reason += f"; GPU busy {_f(m['gpu_util_pct'])}% of the window"
-    reason += (" (decided from the per-step blame, sql/blame.sql: the verdict whose causes take the most time wins; "
-               f"below {THRESHOLDS['gpu_util_pct']:.0f}% device-busy, among the causes of device idle time)")
     evidence = [f"blame_{c}_pct" for causes in (by_bound[b] for b in ranked[:2]) for c in causes]
-    return {"bound": bound, "reason": reason, "next_step": BLAME_ADVICE[bound],
-            "evidence": {name: m.get(name) for name in (*evidence, "step_ms", "gpu_util_pct") if name in m}}
+    next_step, finding = _next_step(m, bound, by_bound[bound], blame, step_ms, holders, unit)
+    figures = {name: m.get(name) for name in (*evidence, "step_ms", "blame_step_ms", "gpu_util_pct") if name in m}
+    if on_gpu:
+        figures["blame_device_busy_pct"] = device_busy
+    if finding:
+        figures["advice_rule"] = finding["rule"]
+        figures["advice_evidence"] = finding["evidence"]
+        figures["advice_saving_ms"] = finding["saving_ms"]
+    # how it was decided lives here and in the docs, not in the sentence the terminal shows
+    return {"bound": bound, "reason": reason, "next_step": next_step, "evidence": figures, "method": BLAME_METHOD}
+
+
+BLAME_METHOD = (
+    "decided from the per-step blame (sql/blame.sql) of the profiled steps: the verdict whose causes take the "
+    f"most time wins; below {THRESHOLDS['gpu_util_pct']:.0f}% device-busy, among the causes of device idle time"
+)
+
+
+def advice_findings(m: dict) -> list[dict]:
+    """The advice rules this profile's evidence fired (sql/advice.sql), largest saving first."""
+    raw = m.get("advice")
+    if isinstance(raw, str):
+        import json
+
+        raw = json.loads(raw)
+    return raw if isinstance(raw, list) else []
+
+
+def _next_step(
+    m: dict, bound: str, causes: list[str], blame: dict, step_ms, holders: dict, unit: str = "step"
+) -> tuple[str, dict | None]:
+    """The verdict's next step from this profile's evidence: the fired advice rule of its bound with the
+    largest saving (its trigger and the saving quoted), else the bound's advice with what triggered it —
+    the blamed causes and what held them."""
+    fired = [f for f in advice_findings(m) if bound in f["bounds"].split(",")]
+    if fired:
+        f = fired[0]
+        saving = (
+            ""
+            if f["saving_ms"] is None
+            else f"; projected saving at most {f['saving_ms']:.2f} ms per profiled {unit} "
+            f"({_f(f['saving_pct'])}% of it: {f.get('saving_basis') or f'the time that work held the {unit}'})"
+        )
+        return f"{f['advice']} — because {f['evidence']}{saving}", f
+    top = max(causes, key=blame.get)
+    held = holders.get(top)
+    trigger = f"{top} {_f(blame[top])}% of the profiled {unit} ({_ms(blame[top], step_ms)} ms)"
+    if held and held.get("name"):
+        trigger += f", most of it in `{held['name']}` ({held['ms_per_step']:.2f} ms per {unit})"
+    return f"{BLAME_ADVICE[bound]} — because {trigger}", None
+
+
+def blame_holders(m: dict) -> dict[str, dict]:
+    """cause → {name, ms_per_step, of_cause_pct}: what held most of a host cause's time (sql/blame.sql
+    blame_holders, through the blame_holders metric column); empty where the profile has none."""
+    raw = m.get("blame_holders")
+    if isinstance(raw, str):
+        import json
+
+        raw = json.loads(raw)
+    return raw if isinstance(raw, dict) else {}
+
+
+def _held_by(holder: dict | None, unit: str = "step") -> str:
+    if not holder or not holder.get("name"):
+        return ""
+    return (
+        f"; most of it in `{holder['name']}`, {holder['ms_per_step']:.2f} ms per {unit} "
+        f"({_f(holder['of_cause_pct'])}% of the cause)"
+    )
 
 
 def _ms(share: float, step_ms) -> str:

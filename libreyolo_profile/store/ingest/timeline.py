@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import duckdb
 
-from libreyolo_profile.sqlfiles import sql_text
-from libreyolo_profile.store.schema import phase_vocabulary
+from libreyolo_profile.sqlmodules import load_requirements, run_module
+from libreyolo_profile.store.connection import without_progress_bar
 from libreyolo_profile.store.decode.events import ParsedTrace
-
-RULE_FILES = ("kernel_categories.sql", "tensorcore_rules.sql", "runtime_calls.sql")
-
+from libreyolo_profile.store.schema import phase_vocabulary
 
 # DuckDB spills past this instead of growing with the trace (a 1 GB trace peaked at 2.4 GB without it).
 MEMORY_LIMIT = "1GB"
@@ -30,35 +28,42 @@ def _spill_directory() -> str:
 
 
 def open_connection() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:")
+    con = without_progress_bar(duckdb.connect(":memory:"))  # blame.sql on a busy machine passes its 2 s wait
     con.execute("SET temp_directory = $dir", {"dir": _spill_directory()})
     con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
-    for name in RULE_FILES:
-        con.execute(sql_text(name))
     # the phase names live once, in store/schema.py; the SQL reads them as a table
-    con.execute("CREATE OR REPLACE TEMP TABLE phase_vocabulary AS SELECT unnest($kind) AS kind, unnest($phase) AS phase, "
-                "unnest($position) AS position, unnest($compute) AS compute", phase_vocabulary())
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE phase_vocabulary AS SELECT unnest($kind) AS kind, unnest($phase) AS phase, "
+        "unnest($position) AS position, unnest($compute) AS compute",
+        phase_vocabulary(),
+    )
+    load_requirements(con, "ingest.sql")  # the rules and macros sql/ingest.sql declares in its header
     return con
 
 
 def ingest(parsed: ParsedTrace, kind_hint: str | None) -> duckdb.DuckDBPyConnection:
     """Derive steps, phases, placed ops and device work from the raw events (sql/ingest.sql)."""
+    import pyarrow as pa
+
     con = open_connection()
-    con.register("raw_events", parsed.events)
+    # the events numbered in the decoder's order, once: `row_number() OVER ()` in SQL follows the order a
+    # parallel scan delivers them in, which varies run to run, and every tie broken by event id (nesting of
+    # equal ranges, which op owns an instant) varied with it
+    events = parsed.events.append_column("event_seq", pa.array(range(parsed.events.num_rows), pa.int64()))
+    con.register("raw_events", events)
     con.execute("CREATE TEMP TABLE ingest_params AS SELECT CAST($kind AS VARCHAR) AS kind_hint", {"kind": kind_hint})
-    con.execute(sql_text("ingest.sql"))
+    run_module(con, "ingest.sql")
     con.unregister("raw_events")
     return con
 
 
 def compute_metrics(con: duckdb.DuckDBPyConnection, images_per_step: int | None) -> dict:
     """Every scalar metric of the window, by sql/metrics.sql (the one definition)."""
-    con.execute("CREATE OR REPLACE TEMP TABLE metric_inputs AS SELECT CAST($n AS BIGINT) AS images_per_step",
-                {"n": images_per_step})
-    con.execute(sql_text("kernel_shares.sql"))  # the shares of kernel time metrics.sql reads (defined once)
-    con.execute(sql_text("blame.sql"))  # the per-step blame the blame_<cause>_pct metrics and the blame table read
-    con.execute(sql_text("modules.sql"))  # the module calls the modules table reads
-    cursor = con.execute(sql_text("metrics.sql"))
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE metric_inputs AS SELECT CAST($n AS BIGINT) AS images_per_step",
+        {"n": images_per_step},
+    )
+    cursor = run_module(con, "metrics.sql")  # after the modules its header requires
     names = [d[0] for d in cursor.description]
     row = cursor.fetchone()
-    return dict(zip(names, row))
+    return dict(zip(names, row, strict=True))

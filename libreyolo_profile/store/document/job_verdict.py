@@ -1,0 +1,78 @@
+"""A job's verdict: `straggler` when the other ranks wait for one rank (sql/job_ranks.sql decides it and
+where its lateness arises), with the advice that fits where; otherwise the slowest rank's own verdict."""
+
+from __future__ import annotations
+
+# where the straggler's lateness arises (sql/job_ranks.sql: job_straggler.arises_in) → what to do about it
+STRAGGLER_ADVICE = {
+    "before the step": (
+        "find what rank {rank} does between steps that the others do not (the previous step's tail, logging, "
+        "checkpointing or evaluation on that rank only, an uneven data shard) and balance it, so every rank "
+        "enters the step together; overlapping communication with compute will not help: the others are waiting"
+    ),
+    "in dataloading": (
+        "fix rank {rank}'s input pipeline (more DataLoader workers, pin_memory, prefetching, its node's storage), "
+        "or balance the data so its batches are no heavier than the others'"
+    ),
+    "in a sync": (
+        "remove the host sync rank {rank} makes before the collective (.item(), .cpu(), torch.cuda.synchronize, "
+        "a blocking copy): it holds every other rank in its collectives"
+    ),
+    "in compute": (
+        "balance the work across ranks: rank {rank}'s share (uneven batch or sequence lengths, embedding tables "
+        "or model shards) takes longer to compute than the others'"
+    ),
+}
+
+
+def job_verdict(own: dict, metrics_rank: int, world: int, straggler: dict | None, ranks: list[dict]) -> dict:
+    """The job's verdict from its slowest rank's own verdict (`own`) and the straggler row, if any."""
+    if straggler is None:
+        return {
+            **own,
+            "reason": f"rank {metrics_rank} (the longest step of {world} ranks; no rank is waited for): "
+            + own["reason"],
+        }
+    rank = straggler["rank"]
+    earliest = min(ranks, key=lambda r: (r["entered_ms"] if r["entered_ms"] is not None else 0, r["rank"]))
+    late = next(r for r in ranks if r["rank"] == rank)
+    where = straggler["arises_in"]
+    reason = (
+        f"rank {rank} is the straggler: the other ranks spent {straggler['waited_on_pct']:.0f}% of their time "
+        f"in collectives waiting for it ({straggler['waited_on_ms']:.2f} ms per step summed over them); it arrived "
+        f"last at {straggler['last_arrivals']} of {straggler['matched_collectives']} matched collectives, "
+        f"and at {straggler['held_longest_at']}, where they waited longest, {straggler['lateness_ms']:.2f} ms after "
+        f"the others' median arrival. Its lateness arises {where}: "
+        f"{_breakdown(straggler)}; it entered the step {late['entered_ms']:.2f} ms after rank {earliest['rank']}"
+    )
+    return {
+        "bound": "straggler",
+        "reason": reason,
+        "next_step": STRAGGLER_ADVICE[where].format(rank=rank),
+        "evidence": {
+            "straggler_rank": rank,
+            "waited_on_pct": straggler["waited_on_pct"],
+            "waited_on_ms": straggler["waited_on_ms"],
+            "last_arrivals": straggler["last_arrivals"],
+            "matched_collectives": straggler["matched_collectives"],
+            "lateness_ms": straggler["lateness_ms"],
+            "held_longest_at": straggler["held_longest_at"],
+            "arises_in": where,
+            "before_step_ms": straggler["before_step_ms"],
+            "dataload_excess_ms": straggler["dataload_excess_ms"],
+            "sync_excess_ms": straggler["sync_excess_ms"],
+            "compute_excess_ms": straggler["compute_excess_ms"],
+            "slowest_rank_verdict": own["bound"],
+        },
+    }
+
+
+def _breakdown(s: dict) -> str:
+    parts = [
+        ("before the step", s["before_step_ms"]),
+        ("more dataloading", s["dataload_excess_ms"]),
+        ("more sync", s["sync_excess_ms"]),
+        ("more time in its own step up to the collective (compute, host work or idle)", s["compute_excess_ms"]),
+    ]
+    said = [f"{ms:.2f} ms {what}" for what, ms in parts if ms is not None and ms >= 0.005]
+    return (", ".join(said) or "no part of it stands out") + " (against the others' median)"
