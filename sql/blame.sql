@@ -1,4 +1,5 @@
 -- blame.sql — per-step blame: every nanosecond of each step's wall time assigned to exactly one cause.
+-- requires: ingest.sql, runtime_calls.sql
 --
 -- Answers: in each measured step, what held the critical path — which device work while the device
 -- was busy, and what the host was doing while it was idle.
@@ -22,25 +23,36 @@
 --   6 memcpy_memset   device busy: memcpy / memset activities
 --   (device rule: compute hides the collectives and copies it overlaps: they cost the step nothing then)
 --  10 sync_bubble     device idle, host blocked: a sync-role call (cuda/hip *Synchronize, cudaMemcpy …), or
---                     an async copy whose device side goes to pageable memory ('-> Pageable'): it blocks
---  11 module_loading  device idle, host loading code: cu/cudaModule*/cuLibrary*/…GetFunc… calls, and a kernel
+--                     a copy call that blocks (blame_copy_calls): pageable memory on either side ('Pageable ->
+--                     Device', 'Device -> Pageable': the host stages it through a bounce buffer and blocks, in
+--                     either direction), or a call that returned only once its copy had finished on the device
+--  11 startup         device idle, host creating what the device needs once: streams, events, contexts,
+--                     library handles (cublas/cudnn/…Create), device properties, primary context set-up
+--  12 module_loading  device idle, host loading code: cu/cudaModule*/cuLibrary*/…GetFunc… calls, and a kernel
 --                     launch call of 1 ms or more that launches a kernel name's first run in the trace (lazy
 --                     module loading happens inside a kernel's first launch; an ordinary launch takes
 --                     microseconds; a later long launch is blocked on something else and counts as launching)
---  12 allocator       device idle, host in cudaMalloc/cudaFree and their cu/hip equivalents (role malloc/free)
---  13 dataload        device idle, inside a dataload phase range (enumerate(DataLoader), ## dataload ##)
---  14 launching       device idle, host in a launch call (launch_roles), or in an op whose time range holds a
+--  13 allocator       device idle, host in cudaMalloc/cudaFree and their cu/hip equivalents (role malloc/free)
+--  14 dataload        device idle, inside a dataload phase range (enumerate(DataLoader), ## dataload ##)
+--  15 launching       device idle, host in a launch call (launch_roles), or in an op whose time range holds a
 --                     launch call on its own thread (the dispatch of ops that launch, their sub-ops included)
---  15 cpu_work        device idle, host in an op that launches nothing, any other runtime call, or an
---                     explicit ## preprocess ## / ## postprocess ## range
---  99 unexplained_idle device idle and nothing recorded on the host (Python with no op, or no host at all)
+--  16 preprocess      device idle, an explicit ## preprocess ## range, or (inference) host work — an op that
+--                     launches nothing, a Python frame, a recorded range — before the step's first launch
+--  17 cpu_work        device idle, host in an op that launches nothing, any other runtime call, or an
+--                     explicit ## postprocess ## range
+--  25 python          device idle (or, on a CPU, no op covering it), host in a recorded Python frame
+--                     (python_function, with_stack) or inside a recorded host range (a module forward, a
+--                     ## phase ## mark, Optimizer.step …; ProfilerStep excepted) between ops: the model's
+--                     Python
+--  99 unexplained_idle nothing at all recorded on any host thread or the device
 -- CPU profile (no device work anywhere in the trace), same rule:
---  13 dataload        inside a dataload phase range
+--  14 dataload        inside a dataload phase range
 --  21 cpu_gemm_conv   inside an op that executes work (op_tree.executes) named conv/mm/matmul/linear/bmm/einsum
 --  22 cpu_other_ops   inside any other op that executes work, collectives excepted
 --  23 cpu_communication inside an executing collective op (gloo, c10d, nccl, all_reduce …) or a host annotation
 --                     naming one (gloo records gloo:all_reduce as an annotation on its own thread)
 --  24 framework_overhead inside an op that does not execute work itself (dispatch, Python bindings)
+--  25 python          as above
 --  99 unexplained_idle nothing recorded
 -- An executing op's whole range counts as execution (its small sub-ops included: executes means it
 -- spends most of its time in itself).
@@ -56,59 +68,101 @@ CREATE OR REPLACE TEMP TABLE blame_causes (
 INSERT INTO blame_causes VALUES
     ('gemm_conv', 1, 'gpu', 'device'), ('attention', 2, 'gpu', 'device'), ('memory_bound', 3, 'gpu', 'device'),
     ('device_other', 4, 'gpu', 'device'), ('communication', 5, 'gpu', 'device'), ('memcpy_memset', 6, 'gpu', 'device'),
-    ('sync_bubble', 10, 'gpu', 'host'), ('module_loading', 11, 'gpu', 'host'), ('allocator', 12, 'gpu', 'host'),
-    ('dataload', 13, 'any', 'host'), ('launching', 14, 'gpu', 'host'), ('cpu_work', 15, 'gpu', 'host'),
+    ('sync_bubble', 10, 'gpu', 'host'), ('startup', 11, 'gpu', 'host'), ('module_loading', 12, 'gpu', 'host'),
+    ('allocator', 13, 'gpu', 'host'), ('dataload', 14, 'any', 'host'), ('launching', 15, 'gpu', 'host'),
+    ('preprocess', 16, 'gpu', 'host'), ('cpu_work', 17, 'gpu', 'host'),
     ('cpu_gemm_conv', 21, 'cpu', 'host'), ('cpu_other_ops', 22, 'cpu', 'host'),
-    ('cpu_communication', 23, 'cpu', 'host'), ('framework_overhead', 24, 'cpu', 'host'),
+    ('cpu_communication', 23, 'cpu', 'host'), ('framework_overhead', 24, 'cpu', 'host'), ('python', 25, 'any', 'host'),
     ('unexplained_idle', 99, 'any', 'host');
 
 -- blame_windows: each step's wall time, host start → later of host end and its device work's end, but
 -- never past the next step's start: from there the next step owns the time (work that overlaps it is
--- blamed there, at the moment it runs), so no nanosecond of the window is counted in two steps.
+-- blamed there, at the moment it runs), so no nanosecond of the window is counted in two steps. With more
+-- than one step and a device that kept up, the last one ends with the host (the end-of-window drain,
+-- measurement_window.drain_ns, is reported beside the steps: in steady state the next step would hide it);
+-- on a device-bound window the device's lag is the steps' own time and the last step keeps it.
 CREATE OR REPLACE TEMP TABLE blame_windows AS
 WITH reach AS (
-    SELECT s.step, s.start_ns, greatest(s.host_end_ns, coalesce(max(a.ts + a.dur), s.host_end_ns)) AS work_end_ns
+    SELECT s.step, s.start_ns, s.host_end_ns,
+           greatest(s.host_end_ns, coalesce(max(a.ts + a.dur), s.host_end_ns)) AS work_end_ns
     FROM step_ranges s LEFT JOIN placed_activity a ON a.step = s.step
     GROUP BY s.step, s.start_ns, s.host_end_ns
+),
+bounded AS (
+    SELECT step, start_ns,
+           coalesce(lead(start_ns) OVER (ORDER BY start_ns, step),
+                    CASE WHEN count(*) OVER () > 1 AND NOT (SELECT device_bound FROM measurement_window)
+                         THEN host_end_ns ELSE work_end_ns END) AS next_ns,
+           work_end_ns
+    FROM reach
 )
-SELECT step, start_ns,
-       greatest(start_ns, least(work_end_ns, coalesce(lead(start_ns) OVER (ORDER BY start_ns, step), work_end_ns))) AS end_ns
-FROM reach;
+SELECT step, start_ns, greatest(start_ns, least(work_end_ns, next_ns)) AS end_ns
+FROM bounded;
 
--- blame_intervals: every interval that can explain time, with its cause.
+-- blame_copy_calls: every host call that issued a copy (an async copy launch, or a synchronous copy such as
+-- cudaMemcpy or hipMemcpyWithStream), with what its copy was (from the memcpy's name and args) and whether
+-- the call blocked the host: a synchronous call, pageable host memory on either side of the copy, or a call
+-- that returned only once its copy had finished on the device (the host waited for it, whatever the name).
+CREATE OR REPLACE TEMP TABLE blame_copy_calls AS
+SELECT r.event_id, r.name AS call, r.ts AS call_start_ns, r.ts + r.dur AS call_end_ns, a.name AS copy,
+       a.ts AS copy_start_ns, a.ts + a.dur AS copy_end_ns,
+       -- bytes the copy moved (the memcpy's args; NULL when the trace does not record them)
+       a.copy_bytes AS bytes,
+       -- HtoD | DtoH | DtoD | HtoH | PtoP … as the copy's name says, else 'unnamed direction'
+       coalesce(nullif(regexp_extract(a.name, '\b([HDPA]to[HDPA])\b', 1), ''), 'unnamed direction') AS direction,
+       -- the memory on each side as recorded ('Pageable -> Device'; NULL when the name has none)
+       nullif(regexp_extract(a.name, '\(([^)]*)\)', 1), '') AS memory,
+       -- whether the host side is pinned: no (pageable), yes (pinned), or 'not recorded'
+       CASE WHEN regexp_matches(a.name, '(?i)pageable') THEN 'no' WHEN regexp_matches(a.name, '(?i)pinned') THEN 'yes'
+            ELSE 'not recorded' END AS pinned,
+       r.role = 'sync' OR regexp_matches(a.name, '(?i)pageable') OR r.ts + r.dur >= a.ts + a.dur AS blocks
+FROM placed_runtime r JOIN placed_activity a ON a.correlation = r.correlation AND a.kind = 'memcpy'
+WHERE r.role IN ('memcpy_async', 'sync') AND r.correlation IS NOT NULL AND r.correlation <> 0;
+
+-- blame_intervals: every interval that can explain time, with its cause and the name of what recorded it
+-- (a kernel, a runtime call, an op, a Python frame, a host range; a blocking copy call with its copy's
+-- direction, memory, pinned state and bytes, which the reasons quote).
 CREATE OR REPLACE TEMP TABLE blame_intervals AS
 WITH on_gpu AS (SELECT EXISTS (SELECT 1 FROM placed_activity) AS yes),
+inference AS (SELECT kind = 'infer' AS yes FROM profile_kind),
 device_work AS (
-    SELECT ts AS s, ts + dur AS e,
+    SELECT ts AS s, ts + dur AS e, name,
            CASE WHEN kind IN ('memcpy', 'memset') THEN 'memcpy_memset'
                 WHEN category = 'communication' THEN 'communication'
                 WHEN category = 'attention'
                   OR (category = 'gemm' AND regexp_matches(name, '(?i)(fmha|flash|attention|attn|sdpa)')) THEN 'attention'
                 WHEN category = 'gemm' THEN 'gemm_conv'
-                WHEN category IN ('elementwise', 'layout', 'norm', 'reduce', 'optimizer') THEN 'memory_bound'
+                WHEN category IN ('elementwise', 'layout', 'norm', 'reduce', 'optimizer', 'embedding') THEN 'memory_bound'
                 ELSE 'device_other' END AS cause
     FROM placed_activity
-),
-pageable_copies AS (
-    SELECT correlation FROM placed_activity
-    WHERE kind = 'memcpy' AND correlation IS NOT NULL AND regexp_matches(name, '(?i)->\s*pageable')
 ),
 -- the launch of each kernel name's first run in the trace: where lazy module loading can happen
 first_launches AS (
     SELECT arg_min(correlation, launch_ts) AS correlation FROM placed_activity
     WHERE kind = 'kernel' AND launch_ts IS NOT NULL GROUP BY name
 ),
+blocking_copy_names AS (
+    SELECT event_id,
+           format('{} {}{} (pinned: {}, {} bytes)', any_value(call), any_value(direction),
+                  coalesce(' ' || any_value(memory), ''), any_value(pinned),
+                  coalesce(CAST(sum(bytes) AS BIGINT)::VARCHAR, 'unrecorded')) AS name
+    FROM blame_copy_calls WHERE blocks GROUP BY event_id
+),
 host_calls AS (
-    SELECT r.pid, r.tid, r.ts AS s, r.ts + r.dur AS e,
-           CASE WHEN r.role = 'sync' OR (r.role = 'memcpy_async' AND r.correlation IN (SELECT correlation FROM pageable_copies))
+    SELECT r.pid, r.tid, r.ts AS s, r.ts + r.dur AS e, coalesce(b.name, r.name) AS name,
+           CASE WHEN r.role = 'sync' OR b.event_id IS NOT NULL
                      THEN 'sync_bubble'
+                WHEN regexp_matches(r.name, '(?i)(streamcreate|eventcreate|ctxcreate|ctxsetcurrent|deviceprimaryctx'
+                                            '|create_?handle|(cublas|cublaslt|cudnn|cusparse|cufft|curand|nccl|miopen|rocblas|hipblas(lt)?)create'
+                                            '|getdeviceproperties|devicegetattribute|cudasetdevice|hipsetdevice|cuinit|hipinit|commInit)')
+                     THEN 'startup'
                 WHEN regexp_matches(r.name, '(?i)(module|culibrary|getfunc)')
                   OR (r.role = 'kernel_launch' AND r.dur >= 1000000 AND r.correlation IN (SELECT correlation FROM first_launches))
                      THEN 'module_loading'
                 WHEN r.role IN ('malloc', 'free') THEN 'allocator'
                 WHEN r.role IN (SELECT role FROM launch_roles) THEN 'launching'
                 ELSE 'cpu_work' END AS cause
-    FROM placed_runtime r
+    FROM placed_runtime r LEFT JOIN blocking_copy_names b USING (event_id)
 ),
 -- launches on each thread, numbered in time: an op holds a launch when more launches began before its end than before its start
 launch_seq AS (
@@ -123,10 +177,10 @@ ops_launches AS (
     ASOF LEFT JOIN launch_seq at_end ON o.pid = at_end.pid AND o.tid = at_end.tid AND o.ts + o.dur > at_end.ts
 ),
 gpu_host_ops AS (
-    SELECT ts AS s, ts + dur AS e, CASE WHEN launches > 0 THEN 'launching' ELSE 'cpu_work' END AS cause FROM ops_launches
+    SELECT ts AS s, ts + dur AS e, name, CASE WHEN launches > 0 THEN 'launching' ELSE 'cpu_work' END AS cause FROM ops_launches
 ),
 cpu_ops AS (
-    SELECT ts AS s, ts + dur AS e,
+    SELECT ts AS s, ts + dur AS e, name,
            CASE WHEN NOT executes THEN 'framework_overhead'
                 WHEN regexp_matches(name, '(?i)(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|record_param_comms|alltoall)')
                      THEN 'cpu_communication'
@@ -136,27 +190,50 @@ cpu_ops AS (
 ),
 -- collectives recorded only as host annotations (gloo:all_reduce on the process group's thread)
 cpu_collectives AS (
-    SELECT ts AS s, ts + dur AS e, 'cpu_communication' AS cause FROM host_annotations
+    SELECT ts AS s, ts + dur AS e, name, 'cpu_communication' AS cause FROM host_annotations
     WHERE regexp_matches(name, '(?i)(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|record_param_comms|alltoall)')
 ),
+-- the model's Python: recorded frames, and the host ranges around it (not the step itself)
+python AS (
+    SELECT ts AS s, ts + dur AS e, name, 'python' AS cause FROM host_frames
+    UNION ALL
+    SELECT ts, ts + dur, name, 'python' FROM host_annotations
+    WHERE name NOT LIKE 'ProfilerStep#%' AND name NOT LIKE 'enumerate(DataLoader)#%'
+),
 host_phases AS (
-    SELECT start_ns AS s, end_ns AS e, CASE WHEN phase = 'dataload' THEN 'dataload' ELSE 'cpu_work' END AS cause
+    SELECT start_ns AS s, end_ns AS e, '## ' || phase || ' ##' AS name,
+           CASE phase WHEN 'dataload' THEN 'dataload' WHEN 'preprocess' THEN 'preprocess' ELSE 'cpu_work' END AS cause
     FROM phase_ranges WHERE phase IN ('dataload', 'preprocess', 'postprocess')
 ),
+-- inference: the host work of each call before its first launch is its preprocessing
+first_launch AS (
+    SELECT w.step, w.start_ns, min(r.ts) AS first_ns
+    FROM blame_windows w JOIN placed_runtime r ON r.ts >= w.start_ns AND r.ts < w.end_ns
+    WHERE r.role IN (SELECT role FROM launch_roles)
+    GROUP BY w.step, w.start_ns
+),
+before_first_launch AS (
+    SELECT greatest(i.s, f.start_ns) AS s, least(i.e, f.first_ns) AS e, i.name, 'preprocess' AS cause
+    FROM (SELECT s, e, name FROM gpu_host_ops WHERE cause = 'cpu_work' UNION ALL SELECT s, e, name FROM python) i
+    JOIN first_launch f ON i.s < f.first_ns AND i.e > f.start_ns
+    WHERE (SELECT yes FROM inference)
+),
 all_intervals AS (
-    SELECT s, e, cause FROM device_work WHERE (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, cause FROM host_calls WHERE (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, cause FROM gpu_host_ops WHERE (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, cause FROM cpu_ops WHERE NOT (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, cause FROM cpu_collectives WHERE NOT (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, cause FROM host_phases WHERE (SELECT yes FROM on_gpu) OR cause = 'dataload'
+    SELECT s, e, name, cause FROM device_work WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, name, cause FROM host_calls WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, name, cause FROM gpu_host_ops WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, name, cause FROM before_first_launch WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, name, cause FROM cpu_ops WHERE NOT (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, name, cause FROM cpu_collectives WHERE NOT (SELECT yes FROM on_gpu)
+    UNION ALL SELECT s, e, name, cause FROM python
+    UNION ALL SELECT s, e, name, cause FROM host_phases WHERE (SELECT yes FROM on_gpu) OR cause = 'dataload'
 )
-SELECT i.s, i.e, c.priority FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
+SELECT i.s, i.e, i.name, i.cause, c.priority FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
 
 -- blame_rows: cut each step at every interval boundary inside it; each piece takes the highest-priority
 -- cause covering it. Per priority the intervals are first merged into disjoint islands, so one ASOF
 -- lookup (the last island starting at or before the piece) tells whether that priority covers the piece.
-CREATE OR REPLACE TEMP TABLE blame_rows AS
+CREATE OR REPLACE TEMP TABLE blame_pieces AS
 WITH clipped AS (
     SELECT w.step, i.priority, greatest(i.s, w.start_ns) AS s, least(i.e, w.end_ns) AS e
     FROM blame_intervals i JOIN blame_windows w ON i.s < w.end_ns AND i.e > w.start_ns
@@ -192,6 +269,50 @@ winners AS (
     FROM pieces p LEFT JOIN covered c ON c.step = p.step AND c.s = p.s
     GROUP BY p.step, p.s, p.e
 )
-SELECT w.step, c.cause, c.side, sum(w.e - w.s) AS ns
-FROM winners w JOIN blame_causes c USING (priority)
-GROUP BY w.step, c.cause, c.side;
+SELECT w.step, w.s, w.e, c.cause, c.side
+FROM winners w JOIN blame_causes c USING (priority);
+
+CREATE OR REPLACE TEMP TABLE blame_rows AS
+SELECT step, cause, side, sum(e - s) AS ns FROM blame_pieces GROUP BY step, cause, side;
+
+-- blame_holders: for the host causes a reason names, what held the time: each piece the cause won is
+-- cut at the boundaries of that cause's own intervals, and each part goes to the innermost (shortest, then
+-- first by name) interval of the cause covering it (the Python frame, op, runtime call or range that ran),
+-- ns in all steps. A cause's pieces never overlap, so each boundary falls in at most one piece (an ASOF
+-- join finds it), and its parts, numbered in time, are elementary: an interval covers exactly the run of
+-- parts from the first starting at or after its start to the last ending at or before its end (two more
+-- ASOF joins), with no pairwise comparison of parts and intervals.
+CREATE OR REPLACE TEMP TABLE blame_holders AS
+WITH named AS (
+    SELECT s, e, name, cause, e - s AS dur FROM blame_intervals
+    WHERE cause IN ('python', 'cpu_work', 'preprocess', 'sync_bubble', 'startup', 'module_loading', 'launching',
+                    'framework_overhead')
+),
+held AS (SELECT * FROM blame_pieces WHERE cause IN (SELECT DISTINCT cause FROM named)),
+bounds AS (SELECT cause, s AS t FROM named UNION SELECT cause, e FROM named),
+cuts AS (
+    SELECT h.step, h.s AS piece_s, h.cause, b.t
+    FROM bounds b ASOF JOIN held h ON h.cause = b.cause AND b.t > h.s
+    WHERE b.t < h.e
+    UNION SELECT step, s, cause, s FROM held
+    UNION SELECT step, s, cause, e FROM held
+),
+parts AS (
+    SELECT step, cause, t AS s, lead(t) OVER (PARTITION BY step, piece_s, cause ORDER BY t) AS e FROM cuts
+    QUALIFY e IS NOT NULL
+),
+numbered AS (SELECT *, row_number() OVER (PARTITION BY cause ORDER BY s, e) AS k FROM parts),
+spans AS (
+    SELECT n.name, n.dur, n.cause, f.k AS k0, l.k AS k1
+    FROM named n
+    ASOF JOIN numbered f ON f.cause = n.cause AND n.s <= f.s
+    ASOF JOIN numbered l ON l.cause = n.cause AND n.e >= l.e
+    WHERE f.k <= l.k
+),
+covering AS (SELECT name, dur, cause, unnest(range(k0, k1 + 1)) AS k FROM spans),
+holder AS (
+    SELECT p.cause, p.s, p.e, arg_min(c.name, (c.dur, c.name)) AS name
+    FROM covering c JOIN numbered p USING (cause, k)
+    GROUP BY p.cause, p.k, p.s, p.e
+)
+SELECT cause, name, sum(e - s) AS ns FROM holder GROUP BY cause, name;

@@ -2,7 +2,7 @@
 --
 -- Answers: every profile found under the roots as one set of tables: `profiles` (one row per
 -- profile: identity, key settings, every headline metric) and one view per sidecar table of
--- store/schema.py TABLES (kernels, ops, phases, steps, blame, modules): every row of every profile's
+-- store/schema.py TABLES (kernels, ops, phases, steps, blame, modules, memory): every row of every profile's
 -- sidecar, with the profile's identity in front of its columns.
 -- Binds: nothing. Text placeholders, filled by store/crossrun/views.py from the schema (never user input):
 --   {identity}  the identity columns (store/crossrun/columns.py IDENTITY_COLUMNS) as i.<column>, …

@@ -1,4 +1,5 @@
 -- devices.sql — the profile's `devices` list: one row per device that ran a kernel in the window.
+-- requires: metrics.sql
 --
 -- Answers: how busy each device was, and how much of its kernel time ran on Tensor Cores.
 -- Binds: nothing. Reads: device_figures (sql/metrics.sql, run first), so each figure has the one

@@ -1,31 +1,55 @@
 -- ingest.sql — from raw profiler events to the timeline the metrics are defined on.
+-- requires: intervals.sql, kernel_categories.sql, tensorcore_rules.sql, runtime_calls.sql
+-- inputs: raw_events, ingest_params, phase_vocabulary (store/ingest/timeline.py creates them)
 --
 -- Answers nothing by itself: it builds the temp tables every metric, table and reader query uses.
 -- Binds: nothing (its two inputs are tables the caller registers first):
---   raw_events    one row per Kineto event (libreyolo_profile/store/decode/events.py: EVENT_SCHEMA)
+--   raw_events    one row per Kineto event (libreyolo_profile/store/decode/events.py: EVENT_SCHEMA), and
+--                 event_seq BIGINT, its place in the decoder's order from 0
 --   ingest_params kind_hint VARCHAR ('train' | 'infer' | NULL to infer it)
 -- Needs: kernel_category(), is_tensorcore(), runtime_call_roles, phase_vocabulary (the phase names of
 -- store/schema.py PHASES_BY_KIND, which store/ingest/timeline.py creates).
 -- Times are integer nanoseconds from the first event of the trace, kept at full sub-µs precision.
 
+-- nesting_cap: how deep nested ranges are read (phase ranges overall, module ranges per thread).
+-- Real traces nest a few dozen levels; every "which ranges hold this instant" join below grows with
+-- the depth, so a trace nesting thousands of ranges would cost memory with the square of its depth.
+-- Ranges nested deeper than max_depth (count) are left out and counted in nesting_cut
+-- (what: which ranges; events: how many, count), which the nesting_cut mark reports.
+CREATE OR REPLACE TEMP TABLE nesting_cap AS SELECT 64 AS max_depth;
+CREATE OR REPLACE TEMP TABLE nesting_cut (what VARCHAR, events BIGINT);
+
+-- trace_origin: the trace's first timestamp (ns on its own clock): every ts below counts from it, and a
+-- job's ranks are put on one clock by adding it back (sql/rank_timeline.sql).
+CREATE OR REPLACE TEMP TABLE trace_origin AS
+SELECT min(CAST(round(TRY_CAST(ts_text AS DECIMAL(38, 6)) * 1000) AS BIGINT)) AS origin_ns FROM raw_events;
+
 -- ev: every duration or instant event, typed, with what kind of thing it is.
 CREATE OR REPLACE TEMP TABLE ev AS
 WITH typed AS (
-    SELECT row_number() OVER () AS event_id,
+    SELECT event_seq + 1 AS event_id,  -- the decoder's order (store/ingest/timeline.py numbers it)
            ph, coalesce(cat, '') AS cat, coalesce(name, '') AS name, pid, tid,
            CAST(round(TRY_CAST(ts_text AS DECIMAL(38, 6)) * 1000) AS BIGINT) AS ts_abs,
            CAST(round(coalesce(TRY_CAST(dur_text AS DECIMAL(38, 6)), 0) * 1000) AS BIGINT) AS dur_raw,
            TRY_CAST(correlation AS BIGINT) AS correlation,
            TRY_CAST(external_id AS BIGINT) AS external_id,
            coalesce(TRY_CAST(device AS INTEGER), TRY_CAST(pid AS INTEGER)) AS device,
-           stream, mem_allocated, mem_reserved, mem_device_type, input_dims
+           stream, mem_allocated, mem_reserved, mem_device_type, mem_device_id, mem_bytes, mem_addr, input_dims,
+           shape_dims, input_types, concrete_inputs, copy_bytes, pg_name,
+           TRY_CAST(TRY_CAST(msg_nelems AS DOUBLE) AS BIGINT) AS msg_nelems, collective
     FROM raw_events
 )
 SELECT event_id, ph, cat, name, pid, tid,
        ts_abs - min(ts_abs) OVER () AS ts,   -- ns from the first event
        greatest(dur_raw, 0) AS dur,          -- ns; negative durations (broken traces) count as 0
        dur_raw < 0 AS negative_duration,
-       correlation, external_id, device, stream, mem_allocated, mem_reserved, mem_device_type, input_dims,
+       correlation, external_id, device, stream, mem_allocated, mem_reserved, mem_device_type, mem_device_id,
+       mem_bytes, mem_addr, input_dims,
+       -- the recorded Input Dims, Input type and Concrete Inputs of the ops sql/roofline_models.sql costs
+       shape_dims, input_types, concrete_inputs,
+       copy_bytes,
+       -- a collective's process group name, input element count and kind (allreduce …), where recorded
+       pg_name, msg_nelems, collective,
        CASE
            WHEN lower(cat) = 'kernel' THEN 'kernel'
            WHEN lower(cat) IN ('gpu_memcpy', 'memcpy') THEN 'memcpy'
@@ -33,6 +57,8 @@ SELECT event_id, ph, cat, name, pid, tid,
            WHEN lower(cat) IN ('cuda_runtime', 'runtime', 'cuda_driver', 'hip_runtime', 'hip_driver',
                                'privateuse1_runtime', 'xpu_runtime', 'mtia_runtime') THEN 'runtime'
            WHEN lower(cat) = 'gpu_user_annotation' THEN 'gpu_annotation'
+           -- with_stack: the Python frames the host ran (sql/blame.sql reads them as host work)
+           WHEN lower(cat) = 'python_function' AND ph = 'X' THEN 'python'
            WHEN name = '[memory]' THEN 'memory'
            WHEN ph <> 'X' THEN 'other'
            WHEN lower(cat) = 'user_annotation' THEN 'annotation'
@@ -50,9 +76,28 @@ WHERE ts_abs IS NOT NULL;
 
 -- step_ranges: one row per measured step (ProfilerStep#N on the host). Without any, the window
 -- is the device's active span (or the host's, for a trace without device work), as one step.
-CREATE OR REPLACE TEMP TABLE step_ranges AS
+-- A ProfilerStep with no work is not a step: one inside which no host op, runtime call or Python frame
+-- starts on any thread (the profiler opens an empty closing step when the schedule ends) is dropped
+-- here and counted in dropped_steps, which the profile's empty_steps mark reads.
+CREATE OR REPLACE TEMP TABLE marked_steps AS
 WITH marked AS (
     SELECT DISTINCT ts, dur FROM ev WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%'
+),
+host_work AS (SELECT ts FROM ev WHERE kind IN ('op', 'runtime', 'python'))
+SELECT m.ts, m.dur,
+       EXISTS (SELECT 1 FROM host_work h WHERE h.ts >= m.ts AND h.ts < m.ts + m.dur) AS has_work
+FROM marked m;
+
+-- dropped_steps: the ProfilerStep ranges left out because nothing ran inside them (count, and their ms).
+CREATE OR REPLACE TEMP TABLE dropped_steps AS
+SELECT count(*) AS steps, coalesce(sum(dur), 0) / 1e6 AS ms FROM marked_steps
+WHERE NOT has_work AND EXISTS (SELECT 1 FROM marked_steps WHERE has_work);
+
+CREATE OR REPLACE TEMP TABLE step_ranges AS
+WITH marked AS (
+    -- every empty step is dropped only where a step with work remains
+    SELECT ts, dur FROM marked_steps
+    WHERE has_work OR NOT EXISTS (SELECT 1 FROM marked_steps WHERE has_work)
 ),
 device_span AS (
     SELECT min(ts) AS s, max(ts + dur) AS e FROM ev WHERE kind IN ('kernel', 'memcpy', 'memset')
@@ -69,6 +114,7 @@ SELECT 1, coalesce(d.s, h.s), coalesce(d.e, h.e),
             ELSE 'host active span (the trace has no ProfilerStep ranges and no device work)' END
 FROM device_span d, host_span h
 WHERE NOT EXISTS (SELECT 1 FROM marked) AND coalesce(d.s, h.s) IS NOT NULL;
+DROP TABLE marked_steps;
 
 -- runtime_calls: host CUDA/HIP API calls with their role (launch, sync, malloc …).
 CREATE OR REPLACE TEMP TABLE runtime_calls AS
@@ -87,7 +133,7 @@ WITH launch AS (
 ),
 named AS (
     SELECT d.event_id, d.kind, d.name, d.device, d.stream, d.ts, d.dur, d.correlation,
-           l.launch_ts, l.launch_tid
+           l.launch_ts, l.launch_tid, d.copy_bytes, d.pg_name, d.msg_nelems, d.collective
     FROM ev d LEFT JOIN launch l ON d.correlation = l.correlation
     WHERE d.kind IN ('kernel', 'memcpy', 'memset')
 ),
@@ -104,34 +150,18 @@ FROM named JOIN categorised c USING (name, kind);
 -- op_tree: framework ops (aten::…, autograd) with their nesting depth, parent, self time,
 -- whether they are leaves (dispatched ops with no op inside them) and whether they execute work
 -- themselves. Nesting is per thread.
-CREATE OR REPLACE TEMP TABLE op_depth AS
-WITH ops AS (SELECT event_id, pid, tid, ts, dur FROM ev WHERE kind = 'op'),
-marks AS (
-    -- at equal times: ends of real intervals, then starts (longest first), then ends of zero-length ops
-    SELECT pid, tid, ts AS t, 1 AS edge, dur, event_id FROM ops
-    UNION ALL
-    SELECT pid, tid, ts + dur, CASE WHEN dur = 0 THEN 2 ELSE 0 END, dur, NULL FROM ops
-)
-SELECT event_id,
-       sum(CASE WHEN edge = 1 THEN 1 ELSE -1 END)
-           OVER (PARTITION BY pid, tid ORDER BY t, edge, dur DESC, event_id ROWS UNBOUNDED PRECEDING) - 1 AS depth
-FROM marks
-QUALIFY edge = 1;
-
-CREATE OR REPLACE TEMP TABLE op_ordered AS
-SELECT e.event_id, e.name, e.pid, e.tid, e.ts, e.dur, e.input_dims, greatest(d.depth, 0) AS depth,
-       greatest(d.depth, 0) - 1 AS parent_depth,
-       row_number() OVER (PARTITION BY e.pid, e.tid ORDER BY e.ts, e.dur DESC, e.event_id) AS ord
-FROM ev e JOIN op_depth d USING (event_id);
-
 CREATE OR REPLACE TEMP TABLE op_tree AS
-WITH parented AS (
-    SELECT c.*, p.event_id AS parent_id
-    FROM op_ordered c ASOF LEFT JOIN op_ordered p
-      ON c.pid = p.pid AND c.tid = p.tid AND c.parent_depth = p.depth AND c.ord > p.ord
+WITH ops AS (SELECT {'pid': pid, 'tid': tid} AS grp, event_id AS id, ts AS s, ts + dur AS e FROM ev WHERE kind = 'op'),
+parented AS (
+    -- sql/intervals.sql interval_tree: at equal times ends of real intervals, then starts (longest
+    -- first), then ends of zero-length ops
+    SELECT e.event_id, e.name, e.pid, e.tid, e.ts, e.dur, e.input_dims, e.shape_dims, e.input_types,
+           e.concrete_inputs, t.depth, t.parent_id
+    FROM interval_tree(ops) t JOIN ev e ON e.event_id = t.id
 ),
 children AS (SELECT parent_id, sum(dur) AS child_ns, count(*) AS n FROM parented WHERE parent_id IS NOT NULL GROUP BY parent_id)
 SELECT p.event_id, p.name, p.pid, p.tid, p.ts, p.dur, p.depth, p.parent_id, p.input_dims,
+       p.shape_dims, p.input_types, p.concrete_inputs,
        greatest(p.dur - coalesce(c.child_ns, 0), 0) AS self_ns,
        c.n IS NULL AS is_leaf,
        -- an op that spends most of its time in itself, not in the ops it calls: where the CPU
@@ -142,7 +172,7 @@ FROM parented p LEFT JOIN children c ON c.parent_id = p.event_id;
 -- phase_ranges: host time ranges that name a phase. Our own `## phase ##` annotations win;
 -- elsewhere PyTorch's own marks are read: enumerate(DataLoader) → dataload, Optimizer.step /
 -- zero_grad → optimizer, autograd engine work → backward, host-to-device copies → to_device.
-CREATE OR REPLACE TEMP TABLE phase_ranges AS
+CREATE OR REPLACE TEMP TABLE phase_range_candidates AS
 WITH explicit AS (
     SELECT ts AS start_ns, ts + dur AS end_ns,
            lower(regexp_extract(name, '^##\s*([A-Za-z_]+)\s*##$', 1)) AS phase, 0 AS priority
@@ -171,6 +201,33 @@ UNION ALL
 SELECT DISTINCT o.ts, o.ts + o.dur, 'to_device', 4
 FROM htod_launch h JOIN op_tree o
   ON o.pid = h.pid AND o.tid = h.tid AND o.depth = 0 AND h.ts >= o.ts AND h.ts <= o.ts + o.dur;
+
+-- phase_ranges: the candidates with their nesting depth (ranges open at their start), those nested
+-- deeper than nesting_cap left out: a piece of a step then lies in at most max_depth ranges.
+CREATE OR REPLACE TEMP TABLE phase_range_depth AS
+WITH numbered AS (SELECT row_number() OVER (ORDER BY start_ns, end_ns, priority, phase) AS id, * FROM phase_range_candidates),
+marks AS (
+    -- at equal times: ends of real ranges, then starts (longest first), then ends of empty ranges
+    SELECT id, start_ns AS t, 1 AS edge, end_ns - start_ns AS len FROM numbered
+    UNION ALL
+    SELECT NULL, end_ns, CASE WHEN end_ns = start_ns THEN 2 ELSE 0 END, end_ns - start_ns FROM numbered
+),
+depth AS (
+    SELECT id, sum(CASE WHEN edge = 1 THEN 1 ELSE -1 END)
+                   OVER (ORDER BY t, edge, len DESC, id ROWS UNBOUNDED PRECEDING) - 1 AS depth
+    FROM marks
+    QUALIFY edge = 1
+)
+SELECT n.start_ns, n.end_ns, n.phase, n.priority, d.depth FROM numbered n JOIN depth d USING (id);
+
+INSERT INTO nesting_cut
+SELECT 'phase ranges', count(*) FROM phase_range_depth WHERE depth >= (SELECT max_depth FROM nesting_cap)
+HAVING count(*) > 0;
+
+CREATE OR REPLACE TEMP TABLE phase_ranges AS
+SELECT start_ns, end_ns, phase, priority FROM phase_range_depth WHERE depth < (SELECT max_depth FROM nesting_cap);
+DROP TABLE phase_range_depth;
+DROP TABLE phase_range_candidates;
 
 -- segments: each step cut at every phase boundary; each piece takes the phase of the
 -- highest-priority (then innermost) range covering it, 'forward' where none does. Every host
@@ -210,14 +267,37 @@ SELECT a.*, CASE WHEN a.launch_ts < g.seg_end THEN g.step END AS step,
 FROM device_activity a ASOF LEFT JOIN segments g ON a.launch_ts >= g.seg_start;
 
 -- measurement_window: from the first step's start to when the host and the device have both
--- finished the last step's work.
+-- finished the last step's work. host_end_ns: when the host finished the last step; drain_ns: how long
+-- the device went on running the last step's work after that (the end-of-window drain, ns).
+-- device_bound: the device could not keep up with the host: on its busiest device the union of the
+-- kernels inside the window is at least the host's span of the steps. Then the work after the last host
+-- end is the device's accumulated lag, part of the steps (step_ms is the window ÷ steps); otherwise it is
+-- a drain the next step would hide in steady state, reported beside a multi-step step_ms (sql/metrics.sql).
 CREATE OR REPLACE TEMP TABLE measurement_window AS
-SELECT min(s.start_ns) AS start_ns,
-       greatest(max(s.host_end_ns),
-                coalesce((SELECT max(ts + dur) FROM placed_activity WHERE step IS NOT NULL), 0)) AS end_ns,
-       count(*) AS steps,
-       any_value(s.window_source) AS window_source
-FROM step_ranges s;
+WITH spans AS (
+    SELECT min(s.start_ns) AS start_ns, max(s.host_end_ns) AS host_end_ns,
+           greatest(max(s.host_end_ns),
+                    coalesce((SELECT max(ts + dur) FROM placed_activity WHERE step IS NOT NULL), 0)) AS end_ns,
+           count(*) AS steps,
+           any_value(s.window_source) AS window_source
+    FROM step_ranges s
+),
+kernels_in AS (
+    SELECT a.device, greatest(a.ts, w.start_ns) AS ks, least(a.ts + a.dur, w.end_ns) AS ke
+    FROM placed_activity a, spans w WHERE a.kind = 'kernel' AND a.ts < w.end_ns AND a.ts + a.dur > w.start_ns
+),
+reach AS (
+    SELECT *, max(ke) OVER (PARTITION BY device ORDER BY ks, ke ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
+    FROM kernels_in
+),
+busiest AS (
+    -- per device: union = Σ (each kernel's end beyond what the earlier ones reached)
+    SELECT max(busy) AS busy_ns FROM (
+        SELECT device, sum(greatest(ke - greatest(ks, coalesce(reached, ks)), 0)) AS busy FROM reach GROUP BY device)
+)
+SELECT start_ns, end_ns, steps, window_source, host_end_ns, end_ns - host_end_ns AS drain_ns,
+       coalesce((SELECT busy_ns FROM busiest), 0) >= host_end_ns - start_ns AS device_bound
+FROM spans;
 
 -- kernel_time: each kernel's time inside the measured window (clipped to it), per device: what the
 -- shares of kernel time are shares of (sql/kernel_shares.sql).
@@ -226,19 +306,35 @@ SELECT a.device, a.category, a.tensorcore, least(a.ts + a.dur, w.end_ns) - great
 FROM placed_activity a, measurement_window w
 WHERE a.kind = 'kernel' AND a.ts < w.end_ns AND a.ts + a.dur > w.start_ns;
 
--- profile_kind: 'train' when the trace holds autograd backward work, unless the caller knows.
+-- profile_kind: 'train' when the trace holds autograd backward work, or gradient collectives: DDP's
+-- reducer (DistributedDataParallel / Reducer ranges and ops) or an all_reduce (gloo, NCCL, c10d) running on
+-- a thread that does not run the steps (the reducer's buckets reduce beside the step); unless the caller knows.
 CREATE OR REPLACE TEMP TABLE profile_kind AS
+WITH step_threads AS (SELECT DISTINCT pid, tid FROM ev WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%'),
+host_named AS (
+    SELECT pid, tid, name FROM op_tree
+    UNION ALL SELECT pid, tid, name FROM ev WHERE kind = 'annotation'
+),
+gradient_collectives AS (
+    SELECT 1 FROM host_named h
+    WHERE regexp_matches(h.name, '(DistributedDataParallel|[Rr]educer::|allreduce_hook|_ddp_)')
+       OR (regexp_matches(h.name, '(?i)all_?reduce') AND (h.pid, h.tid) NOT IN (SELECT pid, tid FROM step_threads)
+           AND EXISTS (SELECT 1 FROM step_threads))
+)
 SELECT coalesce((SELECT kind_hint FROM ingest_params),
                 CASE WHEN EXISTS (SELECT 1 FROM op_tree WHERE name LIKE 'autograd::engine::evaluate_function:%'
                                                           OR name LIKE '%Backward%')
                        OR EXISTS (SELECT 1 FROM phase_ranges WHERE phase = 'backward')
+                       OR EXISTS (SELECT 1 FROM gradient_collectives)
                      THEN 'train' ELSE 'infer' END) AS kind,
        (SELECT kind_hint FROM ingest_params) IS NULL AS kind_inferred,
        EXISTS (SELECT 1 FROM phase_ranges WHERE priority = 0) AS phases_annotated;
 
 -- memory_events / ingest_stats: all the metrics still need of the raw events.
+-- (memory_events: the allocator's `[memory]` instants, both formats; sql/memory.sql reads them)
 CREATE OR REPLACE TEMP TABLE memory_events AS
-SELECT ts, mem_allocated, mem_reserved, mem_device_type FROM ev WHERE kind = 'memory';
+SELECT event_id, pid, tid, ts, mem_allocated, mem_reserved, mem_device_type, mem_device_id, mem_bytes, mem_addr
+FROM ev WHERE kind = 'memory';
 CREATE OR REPLACE TEMP TABLE ingest_stats AS
 SELECT count(*) FILTER (WHERE negative_duration) AS negative_duration_events FROM ev;
 
@@ -255,10 +351,13 @@ SELECT pid, tid, ts, dur, name, lower(cat) = 'python_function' AS from_stack FRO
 WHERE (kind = 'annotation' AND (name LIKE 'module forward: %' OR name LIKE 'module backward: %'))
    OR (lower(cat) = 'python_function' AND name LIKE 'nn.Module: %');
 
+-- host_frames: the Python frames the host recorded (with_stack), on every thread: sql/blame.sql counts
+-- them as host work while the device idles.
+CREATE OR REPLACE TEMP TABLE host_frames AS
+SELECT pid, tid, ts, dur, name FROM ev WHERE kind = 'python';
+
 -- The placed_* tables now hold everything below; on a large trace these copies are most of the
 -- memory, so they go before the metrics run.
-DROP TABLE op_depth;
-DROP TABLE op_ordered;
 DROP TABLE op_tree;
 DROP TABLE runtime_calls;
 DROP TABLE device_activity;

@@ -7,40 +7,77 @@
 -- sql/ingest.sql and the built-in converter alike) and kernel_category_shares (which categories make up
 -- each share of kernel time a profile reports, read by sql/kernel_shares.sql).
 --
--- Order matters: communication before everything (nccl kernels contain "reduce"), norm and layout
--- before gemm (cuDNN's nchwToNhwc helpers live beside its convolutions), gemm before reduce
--- (cuBLAS splitKreduce is part of a GEMM).
+-- Rules are matched on what a kernel does, not on where its code lives: a name is first stripped of its
+-- function's namespaces ("fbgemm_gpu::", "at::native::(anonymous namespace)::"; a GEMM library's are
+-- kept), so fbgemm_gpu::permute_* is a permute, not a "gemm". A rule with match = 'own' looks only
+-- at the kernel's own function name (the identifier before its template arguments and parameters:
+-- "reshape_and_cache_flash" in vllm::reshape_and_cache_flash_kernel<…cutlass…>), and those go first;
+-- the 'full' rules read the stripped name with its template arguments, where CUTLASS and cuDNN say
+-- which engine a generic `Kernel<…>` runs.
+-- Order matters: own-name rules first, then communication before everything (nccl kernels contain
+-- "reduce"), embedding lookups before the optimizer (TBE's backward fuses its optimizer), attention
+-- before gemm, norm and layout before gemm (cuDNN's nchwToNhwc helpers live beside its convolutions),
+-- gemm before reduce (cuBLAS splitKreduce is part of a GEMM).
+-- tests/test_kernel_categories.py holds, per rule, the real kernel names it must (and must not) match.
 CREATE OR REPLACE TEMP TABLE kernel_category_rules (
     rule_order INTEGER,  -- evaluation order, lowest first
     category   VARCHAR,  -- the category a match assigns
-    pattern    VARCHAR   -- RE2 regular expression over the kernel name, case-insensitive
+    match      VARCHAR,  -- own: the kernel's own function name | full: the namespace-stripped name
+    pattern    VARCHAR,  -- RE2 regular expression, case-insensitive
+    source     VARCHAR   -- where the rule comes from (the library whose kernels it names)
 );
 INSERT INTO kernel_category_rules VALUES
-    (10, 'communication', '(nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv)'),
-    (20, 'optimizer',     '(multi_tensor_apply|fused_?adam|adamw?_|fused_?sgd|sgd_?kernel|lamb_|_foreach_)'),
-    (30, 'nms/sort',      '(nms|radix_?sort|sort_?kernel|segmented_?sort|devicesort|bitonic|topk|mbtopk|gathertopk)'),
+    (1, 'elementwise', 'own', '(rotary|rope_|quantize|dequant|bucketize|_cast|convert_fp8|scaled_fp8)',
+        'vLLM/TensorRT-LLM rotary embedding, FP8/FP4 quantize kernels, fbgemm_gpu bucketize: elementwise passes'),
+    (2, 'layout', 'own', '(permute|reshape_and_cache|jagged|transpose|concat)',
+        'fbgemm_gpu permute_*/jagged_*, vLLM reshape_and_cache(_flash): data movement'),
+    (3, 'reduce', 'own', '(finalize|topk_?gating|moe_?sum)', 'MoE finalize/gating (vLLM, TensorRT-LLM): weighted sums of expert outputs'),
+    (4, 'embedding', 'own', '(embedding|tbe_|bounds_check_indices|linearize_index|embedding_bag)',
+        'fbgemm_gpu table-batched embeddings (split_embedding_*), PyTorch embedding(_bag): memory-bound gathers'),
+    (10, 'communication', 'full', '(nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv)', 'NCCL/RCCL, custom all-reduce'),
+    (20, 'optimizer',     'full', '(multi_tensor_apply|fused_?adam|adamw?_|fused_?sgd|sgd_?kernel|lamb_|_foreach_)', 'PyTorch foreach/fused optimizers, apex'),
+    (30, 'nms/sort',      'full', '(nms|radix_?sort|sort_?kernel|segmented_?sort|devicesort|bitonic|topk|mbtopk|gathertopk)', 'torchvision NMS, CUB sort, PyTorch topk'),
+    (33, 'attention',     'full', '(fmha|flash_?fwd|flash_?bwd|flash_?attn|flashattn|flash_?decod|attention|_attn_|sdpa|(^|[^a-z0-9_])kernel_mha([^a-z0-9_]|$)|xqa|mha_|mla_|batchprefill|batchdecode|paged_?kv|ragged_?kv)',
+        'FlashAttention, xFormers/CUTLASS fmha, cuDNN SDPA, TensorRT-LLM XQA kernel_mha, FlashInfer/vLLM paged attention'),
     -- unambiguous GEMM/convolution engines first: their template arguments mention layouts and indexing
-    (35, 'gemm',          '(gemm|xmma|nvjet|wgmma|cutlass|fprop|dgrad|wgrad|implicit_?convolve|winograd|scudnn|cijk_|fmha|flash_)'),
-    (40, 'norm',          '(batch_?norm|layer_?norm|group_?norm|instance_?norm|rms_?norm|bn_fw|bn_bw|welford|cudnn::bn_|normalization)'),
-    (50, 'layout',        '(nchwtonhwc|nhwctonchw|transpose|permute|catarray|cat_?kernel|direct_copy|copy_?kernel|_copy|copy_|im2col|col2im|vol2col|reflection_?pad|replication_?pad|constant_?pad|pad_?kernel|converttensor|unfold|index_?select|indexselect|index_?put|gather_?kernel|scatter_?kernel|scatter_gather)'),
-    (60, 'gemm',          '(gemm|gemv|conv|cutlass|xmma|nvjet|wgmma|gmma|hmma|h884|s884|h1688|s1688|i8816|16816|161616|fprop|dgrad|wgrad|winograd|fft|implicit_?convolve|cask_cudnn|scudnn|cudnn|cublas|cijk_|fmha|flash|attention|bmm|matmul|dot_?kernel|splitkreduce)'),
-    -- matrix kernels whose names say neither gemm nor attention (the Tensor Core rules name them too,
-    -- sql/tensorcore_rules.sql): TensorRT-LLM's XQA decode attention `kernel_mha`, AMD matrix-core
-    -- tokens (MFMA, composable_kernel XDL) and Blackwell tcgen05 kernels
-    (62, 'gemm',          '((^|[^a-z0-9_])kernel_mha([^a-z0-9_]|$)|mfma|xdl|tcgen05)'),
-    (70, 'reduce',        '(reduce|pool|softmax|argmax|argmin|cross_?entropy|nll_?loss|cumsum|cumprod|_sum_|_mean_|norm_?kernel)'),
-    (80, 'elementwise',   '(elementwise|vectorized|unrolled|pointwise|functor|activation|relu|silu|sigmoid|gelu|tanh|_add|_mul|_div|fill|where|clamp|dropout|threshold|distribution|triton_poi|triton_)');
+    (35, 'gemm',          'full', '(gemm|xmma|nvjet|wgmma|cutlass|fprop|dgrad|wgrad|implicit_?convolve|winograd|scudnn|cijk_)', 'cuBLAS/cuBLASLt, CUTLASS, cuDNN engines, rocBLAS Tensile'),
+    (40, 'norm',          'full', '(batch_?norm|layer_?norm|group_?norm|instance_?norm|rms_?norm|bn_fw|bn_bw|welford|normalization)', 'PyTorch and cuDNN normalization'),
+    (50, 'layout',        'full', '(nchwtonhwc|nhwctonchw|transpose|permute|catarray|cat_?kernel|direct_copy|copy_?kernel|_copy|copy_|im2col|col2im|vol2col|reflection_?pad|replication_?pad|constant_?pad|pad_?kernel|converttensor|unfold|index_?select|indexselect|index_?put|gather_?kernel|scatter_?kernel|scatter_gather)', 'PyTorch copies, cat, pad, gather/scatter, index ops; cuDNN layout helpers'),
+    (60, 'gemm',          'full', '(gemm|gemv|conv|cutlass|xmma|nvjet|wgmma|gmma|hmma|h884|s884|h1688|s1688|i8816|16816|161616|fprop|dgrad|wgrad|winograd|fft|implicit_?convolve|cask_cudnn|scudnn|cudnn|cublas|cijk_|bmm|matmul|dot_?kernel|splitkreduce)', 'GEMM/convolution names of every vendor library'),
+    -- matrix kernels whose names say no gemm (the Tensor Core rules name them too, sql/tensorcore_rules.sql):
+    -- AMD matrix-core tokens (MFMA, composable_kernel XDL) and Blackwell tcgen05 kernels
+    (62, 'gemm',          'full', '(mfma|xdl|tcgen05)', 'AMD composable_kernel/MFMA, Blackwell tcgen05'),
+    (70, 'reduce',        'full', '(reduce|pool|softmax|argmax|argmin|cross_?entropy|nll_?loss|cumsum|cumprod|_sum_|_mean_|norm_?kernel)', 'PyTorch reductions, pooling, softmax, losses'),
+    (80, 'elementwise',   'full', '(elementwise|vectorized|unrolled|pointwise|functor|activation|relu|silu|sigmoid|gelu|tanh|_add|_mul|_div|fill|where|clamp|dropout|threshold|distribution|triton_poi|triton_)', 'PyTorch TensorIterator kernels, Triton pointwise');
+
+-- kernel_name_stripped(name): the kernel name without a leading `void ` and without the namespaces of its
+-- own function (fbgemm_gpu::, vllm::, at::native::(anonymous namespace)::), unless they name a GEMM
+-- library (cutlass::, cute::, cudnn::, cublas::: there the namespace says what the kernel is). Template
+-- arguments are kept: they name the engine of a generic `Kernel<…>`.
+CREATE OR REPLACE TEMP MACRO kernel_name_stripped(kernel_name) AS
+    CASE WHEN regexp_matches(kernel_name, '^\s*(void\s+)?(cutlass|cute|cudnn|cublas(lt)?)::') THEN kernel_name
+         ELSE regexp_replace(kernel_name, '^\s*(void\s+)?((\(anonymous namespace\)|[A-Za-z_][A-Za-z0-9_]*)::)*', '') END;
+
+-- kernel_own_name(name): the kernel's own function name: the identifier after all its namespaces, up to
+-- its template arguments or parameters.
+CREATE OR REPLACE TEMP MACRO kernel_own_name(kernel_name) AS
+    regexp_extract(regexp_replace(kernel_name, '^\s*(void\s+)?((\(anonymous namespace\)|[A-Za-z_][A-Za-z0-9_]*)::)*', ''),
+                   '^\s*([^<(\s]*)', 1);
 
 -- kernel_category(activity, name): the category of one device activity. memcpy and memset are their
--- own category; a kernel takes the first rule that matches its name, else 'other'.
+-- own category; a kernel takes the first rule that matches its name (own or stripped), else 'other'.
 CREATE OR REPLACE TEMP MACRO kernel_category(activity, kernel_name) AS
     CASE WHEN activity <> 'kernel' THEN activity
          ELSE coalesce((SELECT r.category FROM kernel_category_rules r
-                        WHERE regexp_matches(kernel_name, '(?i)' || r.pattern)
+                        WHERE regexp_matches(CASE r.match WHEN 'own' THEN kernel_own_name(kernel_name)
+                                                          ELSE kernel_name_stripped(kernel_name) END,
+                                             '(?i)' || r.pattern)
                         ORDER BY r.rule_order LIMIT 1), 'other') END;
 
 -- kernel_category_shares: the categories whose kernel time each share metric counts (a category not
--- listed counts in no share). memory_bound_pct: the kernels that stream memory rather than compute.
+-- listed counts in no share). memory_bound_pct: the kernels that stream memory rather than compute,
+-- embedding lookups among them. gemm_pct: GEMM and convolution kernels only; attention kernels (their own
+-- category since issue 24) are in no share but tensorcore_pct, so gemm_pct + attention share the matrix work.
 CREATE OR REPLACE TEMP TABLE kernel_category_shares (
     category VARCHAR,  -- a category of kernel_category_rules
     share    VARCHAR   -- the metric (sql/metrics.sql, `libreyolo profile get`) whose share it counts in
@@ -48,5 +85,5 @@ CREATE OR REPLACE TEMP TABLE kernel_category_shares (
 INSERT INTO kernel_category_shares VALUES
     ('gemm', 'gemm_pct'),
     ('elementwise', 'memory_bound_pct'), ('layout', 'memory_bound_pct'), ('norm', 'memory_bound_pct'),
-    ('reduce', 'memory_bound_pct'),
+    ('reduce', 'memory_bound_pct'), ('embedding', 'memory_bound_pct'),
     ('communication', 'communication_pct');

@@ -1,4 +1,6 @@
 -- kernel_shares.sql — the shares of kernel time: on Tensor Cores, GEMM/conv, memory-bound, collectives.
+-- requires: kernel_categories.sql
+-- inputs: kernel_time (sql/ingest.sql makes it for a trace, store/document/builtin.py for a built-in import)
 --
 -- Answers: per device, what share of its kernel time each kind of kernel took. The one definition of
 -- tensorcore_pct, gemm_pct, memory_bound_pct and communication_pct: sql/metrics.sql reads it for a

@@ -31,14 +31,16 @@ SELECT
     activity,
     -- device time per measured step, ms
     ms_per_step,
-    -- share of all device time in the selected phase(s), %
+    -- share of all device time in the selected phase(s) (whole: kernels + memcpy + memset), %
     100.0 * ms_per_step / nullif((SELECT ms_per_step FROM device_time), 0) AS share_pct,
     -- executions per measured step
     calls_per_step,
     -- mean execution time, µs
     mean_us,
     -- phases it was launched from
-    phases
+    phases,
+    -- what share_pct is a share of, in words
+    'device time: kernels, memcpy and memset in the selected phase(s)' AS whole
 FROM matching
 ORDER BY CASE WHEN $sort = 'count' THEN calls_per_step END DESC NULLS LAST,
          CASE WHEN $sort = 'name' THEN name END ASC NULLS LAST,

@@ -1,4 +1,6 @@
 -- metrics.sql — the one definition of every scalar metric of a profile (SPEC §4).
+-- requires: intervals.sql, ingest.sql, runtime_calls.sql, kernel_shares.sql, blame.sql, advice.sql, roofline.sql, memory.sql
+-- inputs: metric_inputs, phase_vocabulary (store/ingest/timeline.py creates them)
 --
 -- Answers: for the measured window of one trace, how long a step takes, how busy the device was,
 -- what the host spent launching and waiting, and the shares the verdict reads.
@@ -20,33 +22,26 @@ CREATE OR REPLACE TEMP MACRO blame_pct(blamed_cause) AS
           / nullif((SELECT sum(end_ns - start_ns) FROM blame_windows), 0);
 
 -- busy_islands: per device, the union of kernel intervals inside the window (memcpy/memset are not
--- kernels here), as disjoint islands. Kernels queued before the capture count here, in no step.
+-- kernels here), as disjoint islands (sql/intervals.sql interval_islands). Kernels queued before the
+-- capture count here, in no step.
 CREATE OR REPLACE TEMP TABLE busy_islands AS
 WITH w AS (SELECT start_ns, end_ns FROM measurement_window),
 k AS (
-    SELECT a.device, greatest(a.ts, w.start_ns) AS s, least(a.ts + a.dur, w.end_ns) AS e, a.launch_ts
+    SELECT a.device AS grp, greatest(a.ts, w.start_ns) AS s, least(a.ts + a.dur, w.end_ns) AS e, a.launch_ts
     FROM placed_activity a, w
     WHERE a.kind = 'kernel' AND a.ts < w.end_ns AND a.ts + a.dur > w.start_ns
-),
-reach AS (
-    SELECT *, max(e) OVER (PARTITION BY device ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
-    FROM k
-),
-numbered AS (
-    SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY device ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
-    FROM reach
 )
-SELECT device, island, min(s) AS s, max(e) AS e, arg_min(launch_ts, s) AS first_launch_ts
-FROM numbered GROUP BY device, island;
+SELECT grp AS device, island, min(s) AS s, max(e) AS e, arg_min(launch_ts, s) AS first_launch_ts
+FROM interval_islands(k) GROUP BY grp, island;
 
 -- compute_segments: host time inside the phases that issue the model's device work.
 CREATE OR REPLACE TEMP TABLE compute_segments AS
 SELECT seg_start, seg_end FROM segments WHERE phase IN (SELECT phase FROM phase_vocabulary WHERE compute);
 
 -- host_idle: per device, idle gaps before each busy island whose first kernel the host launched
--- only after the device had gone idle (the device was waiting for the host), clipped to the
--- compute phases.
+-- only after the device had gone idle (the device was waiting for the host), and the idle tail
+-- after the device's last island up to the window's end (the host issued nothing more), clipped
+-- to the compute phases.
 CREATE OR REPLACE TEMP TABLE host_idle AS
 WITH gaps AS (
     SELECT device,
@@ -54,9 +49,18 @@ WITH gaps AS (
            s AS gap_end, first_launch_ts
     FROM busy_islands
 ),
-host_caused AS (SELECT * FROM gaps WHERE first_launch_ts IS NOT NULL AND first_launch_ts > gap_start AND gap_end > gap_start)
-SELECT h.device, sum(least(h.gap_end, c.seg_end) - greatest(h.gap_start, c.seg_start)) AS idle_ns
-FROM host_caused h JOIN compute_segments c ON c.seg_start < h.gap_end AND c.seg_end > h.gap_start
+tail AS (
+    SELECT device, max(e) AS gap_start, (SELECT end_ns FROM measurement_window) AS gap_end
+    FROM busy_islands GROUP BY device
+),
+host_caused AS (
+    SELECT device, gap_start, gap_end FROM gaps
+    WHERE first_launch_ts IS NOT NULL AND first_launch_ts > gap_start AND gap_end > gap_start
+    UNION ALL
+    SELECT device, gap_start, gap_end FROM tail WHERE gap_end > gap_start
+)
+SELECT h.device, sum(interval_overlap_length(h.gap_start, h.gap_end, c.seg_start, c.seg_end)) AS idle_ns
+FROM host_caused h JOIN compute_segments c ON intervals_overlap(h.gap_start, h.gap_end, c.seg_start, c.seg_end)
 GROUP BY h.device;
 
 -- kernel_gaps: per stream, the idle gap between consecutive kernels when the next one was
@@ -134,7 +138,8 @@ CREATE OR REPLACE TEMP TABLE phase_walls AS
 SELECT phase, sum(seg_end - seg_start) AS wall_ns FROM segments GROUP BY phase;
 
 CREATE OR REPLACE TEMP TABLE metric_values AS
-WITH w AS (SELECT start_ns, end_ns, end_ns - start_ns AS window_ns, steps, window_source FROM measurement_window),
+WITH w AS (SELECT start_ns, end_ns, end_ns - start_ns AS window_ns, steps, window_source,
+                  host_end_ns - start_ns AS host_span_ns, drain_ns, device_bound FROM measurement_window),
 k AS (SELECT kind FROM profile_kind),
 busiest AS (SELECT * FROM device_figures ORDER BY busy_ns DESC NULLS LAST, device LIMIT 1),
 steps AS (
@@ -147,7 +152,14 @@ has_device AS (SELECT EXISTS (SELECT 1 FROM placed_activity WHERE kind IN ('kern
 leaf AS (SELECT coalesce((SELECT self_ns FROM cpu_execution WHERE in_compute), 0) AS in_compute_ns),
 base AS (
     SELECT k.kind, w.steps, w.window_source, w.window_ns, w.window_ns / 1e6 AS window_ms,
-           CASE WHEN k.kind = 'infer' THEN steps.host_ns / 1e6 ELSE w.window_ns / 1e6 / w.steps END AS step_ms,
+           -- train: a stopwatch around the measured steps in steady state. Host-bound (the device kept up):
+           -- first start → the host's end of the last step, ÷ steps, the device's drain after it beside
+           -- (drain_ms). Device-bound, or one step: the whole window (host start → device done) ÷ steps, as
+           -- the device's lag is the steps' own time, and after one step nothing follows to hide it.
+           CASE WHEN k.kind = 'infer' THEN steps.host_ns / 1e6
+                WHEN w.steps > 1 AND NOT w.device_bound THEN w.host_span_ns / 1e6 / w.steps
+                ELSE w.window_ns / 1e6 / w.steps END AS step_ms,
+           w.drain_ns,
            (SELECT images FROM images_per_step) AS images_per_step,
            has_device.yes AS has_device
     FROM w, k, steps, has_device
@@ -166,10 +178,18 @@ SELECT
     -- images per step, and where that number came from
     base.images_per_step,
     (SELECT source FROM images_per_step) AS images_per_step_source,
-    -- images ÷ window wall seconds, img/s
-    base.images_per_step * base.steps / (base.window_ms / 1000) AS throughput_img_s,
+    -- the device's end-of-window drain: how long it went on running the last step's work after the
+    -- host finished that step, ms (train: not in step_ms when there is more than one step and the device kept up)
+    base.drain_ns / 1e6 AS drain_ms,
+    -- the blame's mean step wall time (sql/blame.sql blame_windows), ms: what the blame's shares are of
+    (SELECT avg(end_ns - start_ns) / 1e6 FROM blame_windows) AS blame_step_ms,
+    -- ProfilerStep ranges dropped because nothing ran inside them (sql/ingest.sql dropped_steps)
+    (SELECT steps FROM dropped_steps) AS empty_steps,
+    (SELECT ms FROM dropped_steps) AS empty_steps_ms,
+    -- images per step ÷ step seconds, img/s
+    base.images_per_step / (base.step_ms / 1000) AS throughput_img_s,
     -- 1000 ÷ throughput, ms
-    1000 / (base.images_per_step * base.steps / (base.window_ms / 1000)) AS ms_per_img,
+    base.step_ms / base.images_per_step AS ms_per_img,
     -- percentiles of per-call latency over every measured call (linear interpolation), ms
     CASE WHEN base.kind = 'infer' THEN steps.p50 / 1e6 END AS latency_p50_ms,
     CASE WHEN base.kind = 'infer' THEN steps.p90 / 1e6 END AS latency_p90_ms,
@@ -194,13 +214,23 @@ SELECT
     CASE WHEN base.has_device THEN busiest.communication_pct END AS communication_pct,
     -- device copy time per step, ms (not counted as kernel time)
     CASE WHEN base.has_device THEN coalesce(busiest.memcpy_ns, 0) / 1e6 / base.steps END AS memcpy_ms,
-    -- peak allocated memory in the window from the trace's allocator events, MiB
-    (SELECT max(mem_allocated) / 1048576.0 FROM memory_events m, measurement_window mw
-      WHERE m.mem_device_type = 1 AND m.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_vram_mb,
-    (SELECT max(mem_reserved) / 1048576.0 FROM memory_events m, measurement_window mw
-      WHERE m.mem_device_type = 1 AND m.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_reserved_mb,
-    (SELECT max(mem_allocated) / 1048576.0 FROM memory_events m, measurement_window mw
-      WHERE m.mem_device_type = 0 AND m.ts BETWEEN mw.start_ns AND mw.end_ns) AS peak_host_mem_mb,
+    -- peak allocated memory in the window, from the allocator's events (sql/memory.sql: the memory
+    -- table's device rows; on a relative device, the rise above the window's start), MiB; the
+    -- largest over the accelerators, then the host allocator's
+    (SELECT max(peak_bytes) / 1048576.0 FROM memory_devices WHERE device_type <> 'cpu') AS peak_vram_mb,
+    (SELECT max(peak_reserved_bytes) / 1048576.0 FROM memory_devices WHERE device_type <> 'cpu') AS peak_reserved_mb,
+    (SELECT max(peak_bytes) / 1048576.0 FROM memory_devices WHERE device_type = 'cpu') AS peak_host_mem_mb,
+    -- absolute | profiled | relative: whether those peaks are allocator totals, the host's totals of
+    -- what was allocated while the profiler recorded, or rises above the window's start (a trace of
+    -- Bytes only); the accelerators' where there are any (relative if any of them is), else the host's
+    coalesce((SELECT CASE WHEN bool_or(levels = 'relative') THEN 'relative' ELSE any_value(levels) END
+              FROM memory_devices WHERE device_type <> 'cpu'),
+             (SELECT any_value(levels) FROM memory_devices WHERE device_type = 'cpu')) AS memory_level,
+    -- the process's cudaMalloc/cudaFree-like calls per steady-state step (every measured step after
+    -- the first; NULL with one step), count
+    (SELECT (sum(mallocs) + sum(frees)) / count(*) FROM memory_step_calls WHERE step > 1) AS steady_malloc_calls_per_step,
+    -- the steady-state steps that called the allocator at least once, count (repeated: ≥ 2)
+    (SELECT count(*) FILTER (WHERE mallocs + frees > 0) FROM memory_step_calls WHERE step > 1) AS steady_malloc_steps,
     -- launches per step: runtime launch calls (kernel, graph, async memcpy/memset); on CPU, dispatched leaf ops
     CASE WHEN base.has_device THEN steps.runtime_launches ELSE steps.leaf_ops END AS launches_per_step,
     -- kernels executed per step and framework ops recorded per step
@@ -217,6 +247,14 @@ SELECT
     CASE WHEN base.has_device THEN steps.sync_ns / 1e6 END AS sync_ms,
     -- mean duration of a kernel-launch API call, µs
     CASE WHEN base.has_device THEN (SELECT avg(dur) / 1e3 FROM placed_runtime WHERE role = 'kernel_launch' AND step IS NOT NULL) END AS launch_api_us,
+    -- steady-state launch cost: the median kernel-launch call inside the steps, each kernel name's first
+    -- launch (lazy module loading, a cold start) left out, µs
+    CASE WHEN base.has_device THEN (
+        SELECT median(r.dur) / 1e3 FROM placed_runtime r
+        WHERE r.role = 'kernel_launch' AND r.step IS NOT NULL
+          AND r.correlation NOT IN (SELECT arg_min(correlation, launch_ts) FROM placed_activity
+                                    WHERE kind = 'kernel' AND launch_ts IS NOT NULL AND correlation IS NOT NULL GROUP BY name))
+    END AS steady_launch_us,
     -- median queued kernel-to-kernel gap on one stream, µs (busiest device)
     CASE WHEN base.has_device THEN busiest.kernel_gap_ns / 1e3 END AS kernel_gap_us,
     -- allocator calls inside measured steps (one thrashing signal)
@@ -231,9 +269,11 @@ SELECT
     CASE WHEN base.has_device THEN blame_pct('communication') END AS blame_communication_pct,
     CASE WHEN base.has_device THEN blame_pct('memcpy_memset') END AS blame_memcpy_memset_pct,
     CASE WHEN base.has_device THEN blame_pct('sync_bubble') END AS blame_sync_bubble_pct,
+    CASE WHEN base.has_device THEN blame_pct('startup') END AS blame_startup_pct,
     CASE WHEN base.has_device THEN blame_pct('module_loading') END AS blame_module_loading_pct,
     CASE WHEN base.has_device THEN blame_pct('allocator') END AS blame_allocator_pct,
     CASE WHEN base.has_device THEN blame_pct('launching') END AS blame_launching_pct,
+    CASE WHEN base.has_device THEN blame_pct('preprocess') END AS blame_preprocess_pct,
     CASE WHEN base.has_device THEN blame_pct('cpu_work') END AS blame_cpu_work_pct,
     -- CPU-profile causes
     CASE WHEN NOT base.has_device THEN blame_pct('cpu_gemm_conv') END AS blame_cpu_gemm_conv_pct,
@@ -242,7 +282,26 @@ SELECT
     CASE WHEN NOT base.has_device THEN blame_pct('framework_overhead') END AS blame_framework_overhead_pct,
     -- causes of both kinds of profile
     blame_pct('dataload') AS blame_dataload_pct,
+    blame_pct('python') AS blame_python_pct,
     blame_pct('unexplained_idle') AS blame_unexplained_idle_pct,
+    -- roofline (sql/roofline.sql): FLOP-weighted achieved ÷ peak TFLOP/s of GEMM and convolution calls, %
+    (SELECT gemm_conv_peak_pct FROM roofline_summary) AS gemm_conv_peak_pct,
+    -- the step's speed of light: Σ roofline times of the costed op calls per step, ms
+    (SELECT sol_step_ms FROM roofline_summary) AS sol_step_ms,
+    -- the costed calls' share of the device time of all op calls, %
+    (SELECT roofline_coverage_pct FROM roofline_summary) AS roofline_coverage_pct,
+    (SELECT roofline_null_reason FROM roofline_summary) AS roofline_null_reason,
+    -- per host cause, what held most of its time (sql/blame.sql blame_holders), as JSON
+    -- {cause: {"name": …, "ms_per_step": …, "of_cause_pct": …}}: the frame, op or call a reason names
+    (SELECT to_json(map_from_entries(list((cause, {'name': name, 'ms_per_step': ns / 1e6 / base.steps,
+                                                   'of_cause_pct': share}) ORDER BY cause)))
+     FROM (SELECT cause, name, ns, 100.0 * ns / sum(ns) OVER (PARTITION BY cause) AS share FROM blame_holders
+           QUALIFY row_number() OVER (PARTITION BY cause ORDER BY ns DESC, name) = 1)) AS blame_holders,
+    -- the advice rules this profile's evidence fired (sql/advice.sql advice_findings), as a JSON list
+    (SELECT to_json(list({'rule': rule, 'bounds': bounds, 'evidence': evidence, 'advice': advice,
+                          'saving_ms': saving_ms, 'saving_pct': saving_pct, 'saving_basis': saving_basis}
+                         ORDER BY saving_ms DESC NULLS LAST, rule))
+     FROM advice_findings) AS advice,
     -- the busiest device's id
     busiest.device AS busiest_device,
     -- events dropped or repaired: negative durations clamped to 0
@@ -266,7 +325,9 @@ SELECT
     -- host time per launch, µs: GPU (step wall on the launching thread − sync) ÷ launches;
     -- CPU: the framework time outside leaf ops ÷ dispatched leaf ops (the per-op dispatch cost)
     CASE WHEN gpu_util_pct IS NOT NULL THEN (step_host_ms - sync_ms) * 1000 / nullif(launches_per_step, 0)
-         ELSE host_overhead_ms * 1000 / nullif(launches_per_step, 0) END AS per_launch_host_us
+         ELSE host_overhead_ms * 1000 / nullif(launches_per_step, 0) END AS per_launch_host_us,
+    -- speed-of-light step time ÷ the profiled window's step time, %
+    100.0 * sol_step_ms / step_ms AS sol_step_pct
 FROM metric_values;
 
 -- The result, with the rules the trace alone decides:

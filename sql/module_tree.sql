@@ -29,7 +29,9 @@ SELECT
     -- device kernel time launched while the module held the host itself, per measured step, ms
     device_self_ms_per_step,
     -- ranges | python_function (where the module information came from)
-    source
+    source,
+    -- what share_pct is a share of, in words
+    'host wall time of the whole model (depth 0) in this phase' AS whole
 FROM modules
 WHERE ($depth IS NULL OR depth <= $depth) AND ($phase IS NULL OR phase = $phase)
 ORDER BY CASE phase WHEN 'forward' THEN 0 ELSE 1 END, start_ms, depth, path;

@@ -1,4 +1,5 @@
 -- modules.sql — where in the model: every module call in the measured window, with its host time,
+-- requires: intervals.sql, ingest.sql
 -- the host time it held itself (self: no module range that started later was open), and the
 -- device kernels launched inside it.
 --
@@ -15,40 +16,40 @@
 -- started last (module_self below). A kernel belongs to every call whose time holds its launch on
 -- the same thread (device_ns), and to the one that owns the launch instant alone (device_self_ns).
 
+-- module_ranges: every module event with its nesting on its thread (sql/intervals.sql interval_tree;
+-- per phase for our ranges, whose backward ranges overlap; a zero-length event nests in what is open
+-- at its instant), so a trace nesting thousands of modules costs no more than nesting_cap
+-- (sql/ingest.sql) levels of them.
+CREATE OR REPLACE TEMP TABLE module_ranges AS
+WITH events AS (
+    SELECT row_number() OVER (ORDER BY pid, tid, ts, dur DESC) AS id, pid, tid, ts, dur, name, from_stack,
+           CASE WHEN from_stack THEN 'forward' ELSE regexp_extract(name, '^module (forward|backward): ', 1) END AS phase
+    FROM module_events
+),
+nesting_input AS (
+    SELECT {'pid': pid, 'tid': tid, 'from_stack': from_stack, 'phase': phase} AS grp, id, ts AS s, ts + dur AS e,
+           pid, tid, ts, dur, name, from_stack, phase
+    FROM events
+)
+SELECT id, pid, tid, ts, dur, name, from_stack, phase, depth AS nesting, parent_id FROM interval_tree(nesting_input);
+
+INSERT INTO nesting_cut
+SELECT 'module calls', count(*) FROM module_ranges WHERE nesting >= (SELECT max_depth FROM nesting_cap)
+HAVING count(*) > 0;
+
 CREATE OR REPLACE TEMP TABLE module_calls AS
 WITH RECURSIVE
+kept AS (SELECT * FROM module_ranges WHERE nesting < (SELECT max_depth FROM nesting_cap)),
 ours AS (
-    SELECT pid, tid, ts, dur,
-           regexp_extract(name, '^module (forward|backward): ', 1) AS phase,
+    SELECT pid, tid, ts, dur, phase,
            regexp_extract(name, '^module (?:forward|backward): (.+) \(([^()]*)\)$', 1) AS path,
            regexp_extract(name, '^module (?:forward|backward): (.+) \(([^()]*)\)$', 2) AS module_type
-    FROM module_events WHERE NOT from_stack
+    FROM kept WHERE NOT from_stack
 ),
-stack_events AS (
-    SELECT row_number() OVER (ORDER BY pid, tid, ts, dur DESC) AS id, pid, tid, ts, dur,
-           regexp_replace(name, '^nn\.Module: ', '') AS label
-    FROM module_events WHERE from_stack
-),
-stack_marks AS (
-    -- at equal times: ends first, then starts (longest first); as sql/ingest.sql nests ops
-    SELECT id, pid, tid, ts AS t, 1 AS edge, dur FROM stack_events
-    UNION ALL
-    SELECT NULL, pid, tid, ts + dur, 0, dur FROM stack_events
-),
-stack_depth AS (
-    SELECT id, sum(CASE WHEN edge = 1 THEN 1 ELSE -1 END)
-                   OVER (PARTITION BY pid, tid ORDER BY t, edge, dur DESC, id ROWS UNBOUNDED PRECEDING) - 1 AS depth
-    FROM stack_marks
-    QUALIFY edge = 1
-),
-stack_ordered AS (
-    SELECT e.*, greatest(d.depth, 0) AS depth, greatest(d.depth, 0) - 1 AS parent_depth
-    FROM stack_events e JOIN stack_depth d USING (id)
-),
+-- a kept event's parent is kept too (it is one level shallower)
 stack_parented AS (
-    SELECT c.id, c.label, c.depth, p.id AS parent_id
-    FROM stack_ordered c ASOF LEFT JOIN stack_ordered p
-      ON c.pid = p.pid AND c.tid = p.tid AND c.parent_depth = p.depth AND c.id > p.id
+    SELECT id, pid, tid, ts, dur, regexp_replace(name, '^nn\.Module: ', '') AS label, nesting AS depth, parent_id
+    FROM kept WHERE from_stack
 ),
 stack_paths(id, path) AS (
     SELECT id, label FROM stack_parented WHERE parent_id IS NULL OR depth = 0
@@ -60,7 +61,7 @@ stack_paths(id, path) AS (
 theirs AS (
     SELECT e.pid, e.tid, e.ts, e.dur, 'forward' AS phase, p.path,
            regexp_replace(e.label, '_[0-9]+$', '') AS module_type
-    FROM stack_events e JOIN stack_paths p USING (id)
+    FROM stack_parented e JOIN stack_paths p USING (id)
 ),
 calls AS (
     SELECT *, 'ranges' AS source FROM ours WHERE path <> ''
@@ -74,6 +75,7 @@ SELECT row_number() OVER (ORDER BY c.ts, c.dur DESC, c.path) AS call_id,
        s.step
 FROM calls c ASOF JOIN step_ranges s ON c.ts >= s.start_ns
 WHERE c.ts < s.host_end_ns;
+DROP TABLE module_ranges;
 
 -- module_self: the calls' time cut at every call's start and end on its thread; each piece belongs
 -- to the open call that started last (then the deeper). In the forward pass that is the innermost
@@ -81,37 +83,20 @@ WHERE c.ts < s.host_end_ns;
 -- branches overlap, it is the module whose gradient arrived last. Either way the self times of a
 -- thread's calls tile its outermost calls exactly: nothing is counted twice.
 CREATE OR REPLACE TEMP TABLE module_self AS
-WITH bounds AS (
-    SELECT pid, tid, phase, ts AS t FROM module_calls
-    UNION
-    SELECT pid, tid, phase, end_ns FROM module_calls
-),
-pieces AS (
-    SELECT pid, tid, phase, t AS s, lead(t) OVER (PARTITION BY pid, tid, phase ORDER BY t) AS e
-    FROM bounds
-    QUALIFY e IS NOT NULL
-),
-owned AS (
-    SELECT p.s, p.e, c.call_id
-    FROM pieces p JOIN module_calls c
-      ON c.pid = p.pid AND c.tid = p.tid AND c.phase = p.phase AND c.ts <= p.s AND c.end_ns >= p.e
-    QUALIFY row_number() OVER (PARTITION BY p.pid, p.tid, p.phase, p.s
-                               ORDER BY c.ts DESC, c.depth DESC, c.call_id DESC) = 1
+WITH calls AS (
+    SELECT {'pid': pid, 'tid': tid, 'phase': phase} AS grp, call_id AS id, ts AS s, end_ns AS e, depth AS rank
+    FROM module_calls
 )
-SELECT call_id, sum(e - s) AS self_ns FROM owned GROUP BY call_id;
+SELECT id AS call_id, self AS self_ns FROM interval_self(calls);
 
 -- kernels launched inside each call (same thread, launch within the call's time)
 CREATE OR REPLACE TEMP TABLE module_kernels AS
-WITH inside AS (
-    SELECT a.event_id, a.dur, c.call_id, c.depth, c.ts
-    FROM placed_activity a JOIN module_calls c
-      ON a.launch_tid = c.tid AND a.launch_ts >= c.ts AND a.launch_ts < c.end_ns
-    WHERE a.kind = 'kernel'
+WITH calls AS (SELECT tid AS grp, call_id AS id, ts AS s, end_ns AS e, depth AS rank FROM module_calls),
+launches AS (
+    SELECT launch_tid AS grp, launch_ts AS t, event_id AS instant_id, dur FROM placed_activity WHERE kind = 'kernel'
 )
-SELECT event_id, dur, call_id,
-       -- the call that owns the launch instant, by module_self's rule
-       row_number() OVER (PARTITION BY event_id ORDER BY ts DESC, depth DESC, call_id DESC) = 1 AS innermost
-FROM inside;
+-- owner: the call that owns the launch instant, by module_self's rule
+SELECT instant_id AS event_id, dur, interval_id AS call_id, owner AS innermost FROM intervals_open_at(calls, launches);
 
 CREATE OR REPLACE TEMP TABLE module_stats AS
 WITH per_call AS (

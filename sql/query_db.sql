@@ -1,6 +1,7 @@
 -- query_db.sql — `libreyolo profile db`: the cross-run views materialized into a DuckDB file.
+-- inputs: profiles, kernels, ops, phases, steps, blame, modules, collectives, ranks (the views of sql/cross_run_views.sql)
 --
--- Answers: the same profiles, kernels, ops, phases, steps, blame and modules as `libreyolo profile query`, stored as
+-- Answers: the same profiles, kernels, ops, phases, steps, blame, modules, roofline, memory, collectives and ranks as `libreyolo profile query`, stored as
 -- tables in the database file, so it works on its own (no parquet files needed to open it).
 -- Binds: $roots (VARCHAR[]: the roots searched), $producer (VARCHAR), $tables_version (INTEGER),
 -- $schema_version (INTEGER). Reads: the views of sql/cross_run_views.sql. Writes: the database
@@ -12,6 +13,10 @@ CREATE TABLE out.phases AS SELECT * FROM phases;
 CREATE TABLE out.steps AS SELECT * FROM steps;
 CREATE TABLE out.blame AS SELECT * FROM blame;
 CREATE TABLE out.modules AS SELECT * FROM modules;
+CREATE TABLE out.roofline AS SELECT * FROM roofline;
+CREATE TABLE out.memory AS SELECT * FROM memory;
+CREATE TABLE out.collectives AS SELECT * FROM collectives;
+CREATE TABLE out.ranks AS SELECT * FROM ranks;
 -- what made this file: one row
 CREATE TABLE out.about AS SELECT
     -- when the file was written, UTC

@@ -1,4 +1,6 @@
 -- table_blame.sql — the blame table: one row per measured step and cause (sql/blame.sql defines both).
+-- requires: blame.sql
+-- inputs: trace_info (store/ingest/analyse.py creates it)
 -- Answers: in each step, how much of its wall time each cause held the critical path; a step's rows
 -- add up to its wall time exactly (the ns column), causes with no time in a step have no row.
 -- Binds: nothing (reads blame_rows, blame_windows, blame_causes, trace_info).
@@ -15,8 +17,10 @@ SELECT
     r.ns,
     -- the same in ms
     r.ns / 1e6 AS ms,
-    -- share of the step's wall time, %
+    -- share of the step's wall time (the whole named in `whole`), %
     100.0 * r.ns / (w.end_ns - w.start_ns) AS share_pct,
+    -- what share_pct is a share of: step_ms, the step's wall time in this table
+    'step_ms' AS whole,
     -- the step's wall time: host start → later of host end and its device work's end (clipped at the next step), ms
     (w.end_ns - w.start_ns) / 1e6 AS step_ms
 FROM blame_rows r

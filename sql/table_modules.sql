@@ -1,4 +1,6 @@
 -- table_modules.sql — the modules table: one row per module path and phase (sql/modules.sql builds it).
+-- requires: ingest.sql, modules.sql
+-- inputs: trace_info (store/ingest/analyse.py creates it)
 -- Answers: where in the model the host time and the device kernels went: per module (the whole
 -- model at depth 0, backbone/neck/head at 1, their blocks at 2 …), forward and backward apart.
 -- Binds: nothing (reads module_stats, measurement_window, trace_info).

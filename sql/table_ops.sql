@@ -1,4 +1,6 @@
 -- table_ops.sql — the ops table: framework ops (aten::…, autograd) per name and phase.
+-- requires: ingest.sql
+-- inputs: trace_info (store/ingest/analyse.py creates it)
 -- Answers: where host CPU time goes, by self (exclusive) and total (inclusive) time.
 -- Binds: nothing (reads placed_ops, measurement_window, trace_info from ingest.sql).
 -- Self time excludes child ops, so self-time shares add up to at most 100% of op time.
@@ -9,10 +11,10 @@ SELECT
     phase,
     -- op name
     name,
-    -- calls in the window, and per measured step
+    -- calls in the window, and per measured step, count
     count(*) AS calls,
     count(*) / (SELECT steps FROM measurement_window) AS calls_per_step,
-    -- calls that dispatched no further op (leaf ops: where the work happens)
+    -- calls that dispatched no further op (leaf ops: where the work happens), count
     count(*) FILTER (WHERE is_leaf) AS leaf_calls,
     -- exclusive CPU time: the op minus the ops it called, ms in the window and per step
     sum(self_ns) / 1e6 AS self_ms,

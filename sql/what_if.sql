@@ -14,13 +14,24 @@
 -- path: device_busy_ms (the blame's device-busy causes) minus the GPU time removed. The launch model then
 -- prices a launch at $blame_launch_us — the blame's launching time per step ÷ launches per step, the host
 -- time per launch while the device idled — not per_launch_host_us, which also holds syncs and CPU work.
+-- From the critical path (issue 24): removing a category frees only the time it alone held its device in the
+-- steps (kernels.category_exclusive_ms_per_step: overlap with other work is kept, and device work the host
+-- waited on counts as held time), plus, under the launch model, its launches at the steady-state launch
+-- cost ($steady_launch_us: cold first launches left out) limited to the blame's launching time. Removing N
+-- launches under the launch model frees at most the removed launches' share of the blame's launching time
+-- (N ÷ launches per step of it: the time launches alone held the step, the device idle). The step never
+-- shrinks below the union of the device work that remains (device-busy time − the exclusive time removed),
+-- and a saving is never negative. The blame's shares are of its own step ($blame_step_ms), so the ms they
+-- stand for are taken of that step, not of the headline's.
 -- Binds: $bound, $device_type ('gpu' | 'cpu'), $gpu_util_pct, $util_threshold (the verdict's 80),
 --        $step_ms, $throughput_img_s, $per_launch_host_us, $kernel_gap_us,
 --        $dataload_pct, $to_device_pct, $sync_pct, $preprocess_pct, $postprocess_pct (the shares a
 --        non-launch verdict may name), $category (VARCHAR or NULL), $launches (BIGINT or NULL),
 --        $blame_bottleneck_pct (the blame share of the verdict's causes; NULL without a blame or for a
 --        verdict the model addresses directly), $device_busy_pct (the blame's device-busy share, % of
---        the step; NULL without a blame), $blame_launch_us (NULL without a blame).
+--        the step; NULL without a blame), $blame_launch_us (NULL without a blame), $blame_step_ms (the blame's
+--        step, what its shares are of; NULL without a blame), $launching_ms (the blame's launching time per
+--        step; NULL without a blame), $launches_per_step, $steady_launch_us.
 -- Reads: kernels (one profile's kernels table). One row per requested change ('category',
 -- 'launches'), each carrying the totals of the projection that applies them all.
 WITH model AS (
@@ -37,7 +48,7 @@ WITH model AS (
 bottleneck AS (
     -- ms per step the verdict's bottleneck takes; NULL where the verdict names no separable part
     SELECT CASE
-               WHEN $blame_bottleneck_pct IS NOT NULL THEN $step_ms * $blame_bottleneck_pct / 100
+               WHEN $blame_bottleneck_pct IS NOT NULL THEN coalesce($blame_step_ms, $step_ms) * $blame_bottleneck_pct / 100
                WHEN $bound = 'dataloader' THEN $step_ms * $dataload_pct / 100
                WHEN $bound = 'transfer' THEN $step_ms * $to_device_pct / 100
                WHEN $bound = 'sync' THEN $step_ms * $sync_pct / 100
@@ -48,24 +59,35 @@ bottleneck AS (
            END AS ms
 ),
 removed_category AS (
-    SELECT sum(calls_per_step) AS launches, sum(ms_per_step) AS gpu_ms
-    FROM kernels WHERE lower(category) = lower($category)
+    SELECT sum(calls_per_step) AS launches, sum(ms_per_step) AS gpu_ms,
+           -- the time the category alone held the device (NULL: not recorded, a built-in import): its GPU time
+           coalesce(sum(DISTINCT category_exclusive_ms_per_step), sum(ms_per_step)) AS exclusive_ms
+    FROM (SELECT device, category, any_value(category_exclusive_ms_per_step) AS category_exclusive_ms_per_step,
+                 sum(calls_per_step) AS calls_per_step, sum(ms_per_step) AS ms_per_step
+          FROM kernels WHERE lower(category) = lower($category) GROUP BY device, category)
+),
+launch_price AS (
+    -- µs per launch: the steady-state launch call, else the blame's launching time per launch, else the host time per launch
+    SELECT coalesce($steady_launch_us, $blame_launch_us, $per_launch_host_us) AS us
 ),
 parts AS (
     SELECT 1 AS position, 'category' AS part, $category AS target,
-           c.launches AS launches_removed, c.gpu_ms AS gpu_ms_removed,
-           CASE m.name WHEN 'launches' THEN c.launches * coalesce($blame_launch_us, $per_launch_host_us) / 1000
-                       WHEN 'gpu-work' THEN c.gpu_ms END AS saved_ms
-    FROM removed_category c, model m
+           c.launches AS launches_removed, c.exclusive_ms AS gpu_ms_removed,
+           CASE m.name WHEN 'launches' THEN c.exclusive_ms + least(c.launches * p.us / 1000,
+                                                                   coalesce($launching_ms, c.launches * p.us / 1000))
+                       WHEN 'gpu-work' THEN c.exclusive_ms END AS saved_ms
+    FROM removed_category c, model m, launch_price p
     WHERE $category IS NOT NULL
     UNION ALL
     SELECT 2, 'launches', CAST($launches AS VARCHAR),
            CAST($launches AS DOUBLE),
            CASE WHEN m.name = 'gpu-work' THEN $launches * $kernel_gap_us / 1000 END,
            CASE m.name WHEN 'gpu-work' THEN $launches * $kernel_gap_us / 1000
-                       WHEN 'launches' THEN $launches * coalesce($blame_launch_us, $per_launch_host_us) / 1000
+                       WHEN 'launches' THEN least($launches * p.us / 1000,
+                                                  coalesce($launching_ms * $launches / nullif($launches_per_step, 0),
+                                                           $launches * p.us / 1000))
                        ELSE $launches * $per_launch_host_us / 1000 END
-    FROM model m
+    FROM model m, launch_price p
     WHERE $launches IS NOT NULL
 ),
 totals AS (
@@ -76,12 +98,12 @@ totals AS (
 ),
 floors AS (
     -- the device work left on the critical path after the change, ms per step (NULL without a blame)
-    SELECT greatest($step_ms * $device_busy_pct / 100 - t.gpu_ms_removed, 0) AS remaining_device_ms
+    SELECT greatest(coalesce($blame_step_ms, $step_ms) * $device_busy_pct / 100 - t.gpu_ms_removed, 0) AS remaining_device_ms
     FROM totals t
 ),
 caps AS (
-    SELECT least(CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0) ELSE $step_ms END,
-                 coalesce($step_ms - f.remaining_device_ms, $step_ms)) AS cap_ms
+    SELECT greatest(least(CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0) ELSE $step_ms END,
+                          coalesce($step_ms - f.remaining_device_ms, $step_ms)), 0) AS cap_ms
     FROM model m, bottleneck b, floors f
 ),
 projection AS (
@@ -96,7 +118,8 @@ SELECT
     p.target,
     -- launches per step the change removes, count
     p.launches_removed,
-    -- GPU time per step the change removes, ms (NULL where the model does not use it)
+    -- GPU time per step the change frees: the category's exclusive time on the critical path (N launches:
+    -- N × kernel_gap_us under the GPU-work model), ms (NULL where the model does not use it)
     p.gpu_ms_removed,
     -- this change's saving alone, before any cap, ms per step
     p.saved_ms AS part_saved_ms,

@@ -1,0 +1,183 @@
+-- roofline.sql — how far each op is from the device's limit: per op call its device time, the
+-- requires: ingest.sql, roofline_models.sql, roofline_costs.sql, device_peaks.sql
+-- inputs: roofline_device_input, roofline_cpu_input (store/ingest/analyse.py registers them)
+-- roof of its device and data type, and the time the roof allows.
+--
+-- Answers nothing by itself: it builds roofline_units, roofline_rows (the `roofline` table,
+-- sql/table_roofline.sql) and roofline_summary (the roofline metrics, sql/metrics.sql).
+-- Binds: nothing. Reads roofline_costs (sql/roofline_costs.sql), placed_ops, placed_activity,
+-- measurement_window, device_models and device_peaks (sql/device_peaks.sql), and two inputs the
+-- caller registers (store/ingest/analyse.py):
+--   roofline_device_input  device VARCHAR, name VARCHAR, total_mb DOUBLE, num_sms BIGINT
+--                          (the trace's deviceProperties)
+--   roofline_cpu_input     tflops DOUBLE, tb_per_s DOUBLE, method VARCHAR, null_reason VARCHAR
+--                          (the CPU peak run/infer measured; one row, NULLs with the reason otherwise)
+-- A unit is an op call that is costed as a whole: the outermost call of a modeled op (its modeled
+-- children are part of it), or the outermost call of an op with no model that holds no modeled op.
+-- A unit's device time is the union of the device work (kernels, memcpys, memsets) launched
+-- inside it on its thread; on a CPU profile (no device work at all) it is the call's wall time.
+-- On a GPU profile a unit that launched no device work has no row.
+
+CREATE OR REPLACE TEMP TABLE roofline_units AS
+WITH on_gpu AS (SELECT EXISTS (SELECT 1 FROM placed_activity WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
+plain AS (
+    SELECT o.* FROM placed_ops o
+    WHERE o.step IS NOT NULL AND o.name NOT IN (SELECT op FROM roofline_models)
+),
+-- The modeled and plain calls of each thread in one order: by start, the longer first, then the shallower.
+-- A call contains another when it starts no later and ends no earlier, so containment reads off running
+-- extremes of the modeled calls' ends in this order, with no pairwise join (O(n log n), not O(n²)): `modeled_end_before`, the latest end of a modeled call ordered before this one (one of
+-- them contains this call when it reaches this call's end, and, for a call of no length, passes its
+-- instant: one that ends at it is a sibling); `modeled_end_after`, the earliest end of a modeled call
+-- ordered after it, one of no length counted a nanosecond later (one lies inside this call when that
+-- end is no later than this call's).
+calls AS (
+    SELECT event_id, pid, tid, ts, dur, depth, true AS is_modeled FROM roofline_costs
+    UNION ALL
+    SELECT event_id, pid, tid, ts, dur, depth, false FROM plain
+),
+call_ends AS (
+    SELECT event_id, is_modeled, ts, ts + dur AS e,
+           max(CASE WHEN is_modeled THEN ts + dur END) OVER (
+               thread_order ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS modeled_end_before,
+           min(CASE WHEN is_modeled THEN ts + dur + CASE WHEN dur = 0 THEN 1 ELSE 0 END END) OVER (
+               thread_order ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS modeled_end_after
+    FROM calls
+    WINDOW thread_order AS (PARTITION BY pid, tid ORDER BY ts, dur DESC, depth, event_id)
+),
+-- inside a modeled call: contained by one
+enclosed AS (SELECT event_id, is_modeled FROM call_ends WHERE modeled_end_before >= e AND modeled_end_before > ts),
+-- the outermost modeled calls: inside no other modeled call
+modeled AS (
+    SELECT c.* FROM roofline_costs c
+    WHERE c.event_id NOT IN (SELECT event_id FROM enclosed WHERE is_modeled)
+),
+touching AS (
+    -- plain calls that hold a modeled call, or sit inside one
+    SELECT event_id FROM call_ends WHERE NOT is_modeled AND modeled_end_after <= e
+    UNION
+    SELECT event_id FROM enclosed WHERE NOT is_modeled
+),
+free AS (SELECT * FROM plain WHERE event_id NOT IN (SELECT event_id FROM touching)),
+units AS (
+    SELECT event_id, op, pid, tid, ts, dur, step, phase, shape_dims, family, dtype, peak_class, flops, bytes,
+           no_model_reason
+    FROM modeled
+    UNION ALL
+    SELECT event_id, name, pid, tid, ts, dur, step, phase, NULL, NULL, NULL, NULL, NULL, NULL, 'no cost model for this op'
+    FROM free WHERE parent_id IS NULL OR parent_id NOT IN (SELECT event_id FROM free)
+),
+work AS (
+    SELECT u.event_id, a.device, a.ts AS s, a.ts + a.dur AS e, a.tensorcore
+    FROM units u JOIN placed_activity a
+      ON a.launch_tid = u.tid AND a.launch_ts >= u.ts AND a.launch_ts < u.ts + u.dur
+),
+reach AS (
+    SELECT *, max(e) OVER (PARTITION BY event_id ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
+    FROM work
+),
+islands AS (
+    SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY event_id ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+    FROM reach
+),
+device_time AS (
+    SELECT event_id, sum(e - s) AS device_ns, any_value(device) AS device, bool_or(tensorcore) AS tensorcore
+    FROM (SELECT event_id, island, min(s) AS s, max(e) AS e, any_value(device) AS device, bool_or(tensorcore) AS tensorcore
+          FROM islands GROUP BY event_id, island)
+    GROUP BY event_id
+)
+SELECT u.*,
+       CASE WHEN on_gpu.yes THEN CAST(t.device AS VARCHAR) ELSE 'cpu' END AS device,
+       CASE WHEN on_gpu.yes THEN t.device_ns ELSE u.dur END AS device_ns,
+       coalesce(t.tensorcore, false) AS tensorcore
+FROM units u LEFT JOIN device_time t USING (event_id), on_gpu
+WHERE NOT on_gpu.yes OR t.device_ns > 0;
+
+-- roofline_device_peak: per device of the profile, its model and the roof of each peak class;
+-- a device the table does not know, or a CPU without a measured peak, has NULL peaks and the reason.
+CREATE OR REPLACE TEMP TABLE roofline_device_peak AS
+WITH named AS (
+    SELECT i.device, i.name, m.model, m.tb_per_s, m.bandwidth_source
+    FROM roofline_device_input i LEFT JOIN device_models m
+      ON regexp_matches(coalesce(i.name, ''), m.name_pattern)
+     AND coalesce(i.total_mb, 0) / 1024 >= m.min_mem_gib AND coalesce(i.total_mb, 0) / 1024 < m.max_mem_gib
+     AND (m.num_sms IS NULL OR m.num_sms = i.num_sms)
+    QUALIFY row_number() OVER (PARTITION BY i.device ORDER BY m.priority NULLS LAST) = 1
+)
+SELECT n.device, n.model, p.peak_class, p.tflops, n.tb_per_s,
+       CASE WHEN n.model IS NOT NULL THEN p.source || '; ' || n.bandwidth_source END AS source,
+       CASE WHEN n.model IS NULL THEN 'device ' || coalesce('"' || n.name || '"', n.device) || ' is not in sql/device_peaks.sql' END AS null_reason
+FROM named n LEFT JOIN device_peaks p ON p.model = n.model
+UNION ALL
+SELECT 'cpu', 'CPU (measured)', 'fp32', tflops, tb_per_s, method, null_reason FROM roofline_cpu_input;
+
+-- roofline_unit_roof: each unit with the roof it is held to. FP32 ops whose kernels ran on Tensor
+-- Cores (sql/tensorcore_rules.sql) are held to the TF32 roof where the device has one.
+CREATE OR REPLACE TEMP TABLE roofline_unit_roof AS
+WITH classed AS (
+    SELECT u.*, CASE WHEN u.peak_class = 'fp32' AND u.tensorcore
+                      AND EXISTS (SELECT 1 FROM roofline_device_peak d WHERE d.device = u.device AND d.peak_class = 'tf32')
+                     THEN 'tf32' ELSE u.peak_class END AS roof_class
+    FROM roofline_units u
+),
+roofed AS (
+    SELECT c.*, d.model AS device_model,
+           (SELECT p.tflops FROM roofline_device_peak p WHERE p.device = c.device AND p.peak_class = c.roof_class) AS peak_tflops,
+           (SELECT any_value(p.tb_per_s) FROM roofline_device_peak p WHERE p.device = c.device) AS peak_tb_per_s,
+           (SELECT p.source FROM roofline_device_peak p WHERE p.device = c.device AND p.peak_class = c.roof_class) AS peak_source,
+           (SELECT any_value(p.null_reason) FROM roofline_device_peak p WHERE p.device = c.device) AS device_null_reason
+    FROM classed c
+    LEFT JOIN (SELECT DISTINCT device, model FROM roofline_device_peak) d ON d.device = c.device
+)
+SELECT *,
+       flops / (peak_tflops * 1e3) AS compute_ns,          -- TFLOP/s = 1e3 FLOP/ns
+       bytes / (peak_tb_per_s * 1e3) AS memory_ns,         -- TB/s = 1e3 B/ns
+       -- (greatest() skips NULLs: an op with FLOPs and no compute roof for its type has no roofline)
+       CASE WHEN flops = 0 THEN bytes / (peak_tb_per_s * 1e3)
+            WHEN peak_tflops IS NOT NULL
+            THEN greatest(flops / (peak_tflops * 1e3), bytes / (peak_tb_per_s * 1e3)) END AS roofline_ns
+FROM roofed;
+
+-- roofline_rows: one row per phase, op, recorded shape and dtype (sql/table_roofline.sql).
+CREATE OR REPLACE TEMP TABLE roofline_rows AS
+WITH all_time AS (SELECT sum(device_ns) AS ns FROM roofline_unit_roof)
+SELECT phase, op,
+       -- Kineto's compact layout, whatever whitespace the file had ([[4, 197, 768], [768, 768]])
+       regexp_replace(regexp_replace(shape_dims, '\s+', '', 'g'), ',', ', ', 'g') AS input_dims, dtype, any_value(family) AS family,
+       count(*) AS calls,
+       CASE WHEN count(flops) = count(*) THEN avg(flops) END AS flops,
+       CASE WHEN count(bytes) = count(*) THEN avg(bytes) END AS bytes,
+       avg(device_ns) AS device_ns, sum(device_ns) AS total_ns,
+       100.0 * sum(device_ns) / nullif((SELECT ns FROM all_time), 0) AS time_share_pct,
+       any_value(device_model) AS device_model, any_value(roof_class) AS roof_class,
+       any_value(peak_tflops) AS peak_tflops, any_value(peak_tb_per_s) AS peak_tb_per_s,
+       any_value(peak_source) AS peak_source,
+       CASE WHEN count(roofline_ns) = count(*) THEN avg(roofline_ns) END AS roofline_ns,
+       CASE WHEN count(roofline_ns) = count(*) THEN sum(device_ns - roofline_ns) END AS above_roof_ns,
+       CASE WHEN count(roofline_ns) = count(*) THEN
+           CASE WHEN avg(flops) > 0 AND avg(compute_ns) >= avg(memory_ns) THEN 'compute' ELSE 'memory' END END AS bound,
+       coalesce(any_value(no_model_reason),
+                CASE WHEN count(roofline_ns) < count(*) THEN coalesce(any_value(device_null_reason),
+                    'no ' || coalesce(any_value(roof_class), any_value(dtype), 'compute') || ' roof for this device') END) AS why_null
+FROM roofline_unit_roof
+GROUP BY phase, op, shape_dims, dtype;
+
+-- roofline_summary: the roofline metrics (sql/metrics.sql reads them).
+CREATE OR REPLACE TEMP TABLE roofline_summary AS
+WITH g AS (
+    SELECT * FROM roofline_unit_roof
+    WHERE family IN ('mm', 'addmm', 'bmm', 'baddbmm', 'linear', 'matmul', 'conv', 'conv_backward')
+      AND flops > 0 AND peak_tflops IS NOT NULL AND device_ns > 0
+)
+SELECT
+    -- FLOP-weighted mean of achieved ÷ peak TFLOP/s over GEMM and convolution calls, %
+    100.0 * (SELECT sum(flops * (flops / device_ns / 1e3) / peak_tflops) / sum(flops) FROM g) AS gemm_conv_peak_pct,
+    -- Σ roofline time of the modeled calls, per measured step, ms (NULL when no call has a roof)
+    (SELECT sum(roofline_ns) FROM roofline_unit_roof) / 1e6 / (SELECT steps FROM measurement_window) AS sol_step_ms,
+    -- modeled calls' share of all units' device time, % (how much of the step the speed of light covers)
+    100.0 * (SELECT sum(device_ns) FILTER (WHERE roofline_ns IS NOT NULL) / nullif(sum(device_ns), 0) FROM roofline_unit_roof)
+        AS roofline_coverage_pct,
+    -- why the roofline figures are NULL, when they are
+    (SELECT any_value(null_reason) FROM roofline_device_peak WHERE null_reason IS NOT NULL
+        AND device IN (SELECT device FROM roofline_units)) AS roofline_null_reason;

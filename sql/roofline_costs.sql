@@ -1,0 +1,195 @@
+-- roofline_costs.sql — FLOPs and bytes of every modeled op call, from its recorded shapes.
+-- requires: ingest.sql, roofline_models.sql
+--
+-- Answers nothing by itself: it builds roofline_costs (one row per call of an op in
+-- roofline_models, in a measured step), which sql/roofline.sql reads. Binds: nothing. Reads
+-- placed_ops (sql/ingest.sql: shape_dims, input_types, concrete_inputs as the trace recorded
+-- Input Dims, Input type and Concrete Inputs), roofline_models, roofline_arg_positions, roofline_dtypes.
+-- Bytes: every tensor input read once plus every output written once, elements × element size
+-- (a lower bound of the traffic: what the op cannot avoid moving). An output's element size is the
+-- widest tensor input's. Where a figure cannot be derived, it is NULL and no_model_reason says why.
+
+-- rl_numel: elements of a tensor of dims d (a 0-dim tensor has one), NULL for no tensor.
+CREATE OR REPLACE TEMP MACRO rl_numel(d) AS CASE WHEN d IS NOT NULL THEN coalesce(list_product(d), 1.0) END;
+-- rl_ints: a Concrete Inputs text as an integer list ('[2, 2]' or '2'), NULL when it is neither.
+CREATE OR REPLACE TEMP MACRO rl_ints(txt) AS
+    CASE WHEN TRY_CAST(txt AS BIGINT) IS NOT NULL THEN [TRY_CAST(txt AS BIGINT)] ELSE TRY_CAST(txt AS BIGINT[]) END;
+-- rl_at: spatial dimension i of a per-dimension argument (one value stands for every dimension).
+CREATE OR REPLACE TEMP MACRO rl_at(l, i) AS CASE WHEN len(l) = 1 THEN l[1] ELSE l[i] END;
+-- rl_window_out: output length of a sliding window (convolution, pooling), the PyTorch formula.
+CREATE OR REPLACE TEMP MACRO rl_window_out(n, k, s, p, d, ceil_mode) AS
+    CASE WHEN ceil_mode THEN ceil((n + 2 * p - d * (k - 1) - 1) / s) ELSE floor((n + 2 * p - d * (k - 1) - 1) / s) END + 1;
+
+CREATE OR REPLACE TEMP TABLE roofline_costs AS
+WITH positions AS (
+    SELECT op, map(list(arg), list(position)) AS argpos FROM roofline_arg_positions GROUP BY op
+),
+sizes AS (SELECT map(list(type_name), list(element_bytes)) AS bytes_of FROM roofline_dtypes),
+shaped AS (
+    SELECT o.event_id, o.name AS op, o.pid, o.tid, o.ts, o.dur, o.depth, o.step, o.phase,
+           o.shape_dims, m.family, m.flops_per_element, coalesce(p.argpos, MAP {}) AS argpos,
+           CASE WHEN json_valid(o.shape_dims) THEN from_json(o.shape_dims, '["JSON"]') END AS dims_json,
+           TRY_CAST(o.input_types AS VARCHAR[]) AS types,
+           TRY_CAST(o.concrete_inputs AS VARCHAR[]) AS ci,
+           s.bytes_of
+    FROM placed_ops o JOIN roofline_models m ON m.op = o.name
+    LEFT JOIN positions p ON p.op = o.name, sizes s
+    WHERE o.step IS NOT NULL
+),
+typed AS (
+    -- per argument: its element size (NULL: not a tensor of a known type) and its dims
+    SELECT *, list_transform(range(1, len(types) + 1), lambda i: bytes_of[types[i]]) AS esz
+    FROM shaped
+),
+args AS (
+    SELECT *,
+           list_transform(range(1, len(types) + 1),
+                          lambda i: CASE WHEN esz[i] IS NOT NULL THEN TRY_CAST(dims_json[i] AS BIGINT[]) END) AS d
+    FROM typed
+),
+sized AS (
+    SELECT *,
+           list_sum(list_transform(range(1, len(types) + 1), lambda i: coalesce(rl_numel(d[i]) * esz[i], 0))) AS in_bytes,
+           list_max(esz) AS e_out,
+           list_filter(d, lambda t: t IS NOT NULL) AS tensors,
+           rl_numel(d[1]) AS n1, rl_numel(d[2]) AS n2, rl_numel(d[3]) AS n3,
+           ci[argpos['stride']] AS stride_txt, ci[argpos['padding']] AS padding_txt, ci[argpos['dilation']] AS dilation_txt,
+           ci[argpos['kernel']] AS kernel_txt, ci[argpos['size']] AS size_txt, ci[argpos['scale']] AS scale_txt,
+           ci[argpos['dim']] AS dim_txt,
+           coalesce(TRY_CAST(ci[argpos['transposed']] AS BOOLEAN), false) AS transposed,
+           TRY_CAST(ci[argpos['causal']] AS BOOLEAN) AS causal,
+           TRY_CAST(ci[argpos['training']] AS BOOLEAN) AS training,
+           TRY_CAST(ci[argpos['ceil']] AS BOOLEAN) AS ceil_mode,
+           TRY_CAST(ci[argpos['mask']] AS BOOLEAN[]) AS mask
+    FROM args
+),
+gemm AS (
+    -- (batch, M, K, N) of the GEMM family: out = batch·M·N, FLOPs = 2·batch·M·K·N
+    SELECT *,
+        CASE family
+            WHEN 'mm' THEN [1, d[1][1], d[1][2], d[2][2]]
+            WHEN 'addmm' THEN [1, d[2][1], d[2][2], d[3][2]]
+            WHEN 'bmm' THEN [d[1][1], d[1][2], d[1][3], d[2][3]]
+            WHEN 'baddbmm' THEN [d[2][1], d[2][2], d[2][3], d[3][3]]
+            WHEN 'linear' THEN [1, n1 / d[1][-1], d[1][-1], d[2][1]]
+            WHEN 'matmul' THEN CASE
+                WHEN len(d[1]) = 1 AND len(d[2]) = 1 THEN [1, 1, d[1][1], 1]
+                WHEN len(d[2]) = 1 THEN [1, n1 / d[1][-1], d[1][-1], 1]
+                WHEN len(d[1]) = 1 THEN [n2 / (d[2][-2] * d[2][-1]), 1, d[2][-2], d[2][-1]]
+                ELSE [greatest(n1 / (d[1][-2] * d[1][-1]), n2 / (d[2][-2] * d[2][-1])), d[1][-2], d[1][-1], d[2][-1]]
+            END
+        END::DOUBLE[] AS bmkn
+    FROM sized
+),
+windowed AS (
+    -- convolution and pooling: per spatial dimension of the input, the output length
+    SELECT *,
+        CASE WHEN family = 'conv' THEN
+            list_transform(range(1, len(d[1]) - 1), lambda i: CASE
+                WHEN transposed THEN (d[1][2 + i] - 1) * rl_at(rl_ints(stride_txt), i) - 2 * rl_at(rl_ints(padding_txt), i)
+                                     + coalesce(rl_at(rl_ints(dilation_txt), i), 1) * (d[2][2 + i] - 1) + 1
+                ELSE rl_window_out(d[1][2 + i], d[2][2 + i], rl_at(rl_ints(stride_txt), i), rl_at(rl_ints(padding_txt), i),
+                                   coalesce(rl_at(rl_ints(dilation_txt), i), 1), false) END)
+             WHEN family = 'pool' THEN
+            list_transform(range(1, 3), lambda i: rl_window_out(
+                d[1][-3 + i], rl_at(rl_ints(kernel_txt), i),
+                coalesce(rl_at(nullif(rl_ints(stride_txt), []), i), rl_at(rl_ints(kernel_txt), i)),
+                coalesce(rl_at(rl_ints(padding_txt), i), 0), coalesce(rl_at(rl_ints(dilation_txt), i), 1),
+                coalesce(ceil_mode, false)))
+             WHEN family IN ('adaptive_pool', 'upsample') THEN
+            coalesce(nullif(rl_ints(size_txt), []),
+                     list_transform(range(1, 3), lambda i: floor(d[1][-3 + i] * rl_at(TRY_CAST(scale_txt AS DOUBLE[]), i))))
+        END::DOUBLE[] AS out_spatial
+    FROM gemm
+),
+costed AS (
+    SELECT *,
+        CASE
+            WHEN family IN ('mm', 'addmm', 'bmm', 'baddbmm', 'linear', 'matmul')
+                THEN 2 * bmkn[1] * bmkn[2] * bmkn[3] * bmkn[4]
+            -- 2 · N · |weight| · output positions (transposed: input positions), as torch's flop counter
+            WHEN family = 'conv'
+                THEN 2 * d[1][1] * n2 * CASE WHEN transposed THEN list_product(d[1][3:]) ELSE list_product(out_spatial) END
+            -- grad input and grad weight each cost one forward convolution (output_mask picks them)
+            WHEN family = 'conv_backward'
+                THEN 2 * d[1][1] * n3 * CASE WHEN transposed THEN list_product(d[2][3:]) ELSE list_product(d[1][3:]) END
+                     * (CAST(mask[1] AS INTEGER) + CAST(mask[2] AS INTEGER))
+            -- Q·Kᵀ and P·V: 2·(B·H)·L·S·(E + Ev); a causal mask skips half; backward: twice the forward
+            WHEN family = 'attention'
+                THEN 2 * (n1 / (d[1][-2] * d[1][-1])) * d[1][-2] * d[2][-2] * (d[1][-1] + d[3][-1])
+                     * CASE WHEN causal THEN 0.5 ELSE 1 END
+            WHEN family = 'attention_backward'
+                THEN 4 * (n2 / (d[2][-2] * d[2][-1])) * d[2][-2] * d[3][-2] * (d[2][-1] + d[4][-1])
+                     * CASE WHEN causal THEN 0.5 ELSE 1 END
+            WHEN family = 'norm' AND argpos['training'] IS NOT NULL
+                THEN n1 * CASE WHEN training THEN flops_per_element WHEN NOT training THEN 2 END
+            WHEN family IN ('norm', 'norm_backward', 'softmax', 'reduction', 'adaptive_pool')
+                THEN n1 * flops_per_element
+            WHEN family = 'pool_backward' THEN n1 * flops_per_element
+            WHEN family = 'pool'
+                THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial) * list_product(rl_ints(kernel_txt))
+                     * CASE WHEN len(rl_ints(kernel_txt)) = 1 THEN rl_ints(kernel_txt)[1] ELSE 1 END * flops_per_element
+            WHEN family = 'upsample' THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial) * flops_per_element
+            WHEN family IN ('cat', 'copy', 'embedding') THEN 0
+        END AS model_flops,
+        -- elements written: the op's output(s)
+        CASE
+            WHEN family IN ('mm', 'addmm', 'bmm', 'baddbmm', 'linear', 'matmul') THEN bmkn[1] * bmkn[2] * bmkn[4]
+            WHEN family = 'conv'
+                THEN d[1][1] * CASE WHEN transposed THEN d[2][2] * coalesce(TRY_CAST(ci[argpos['groups']] AS BIGINT), 1) ELSE d[2][1] END
+                     * list_product(out_spatial)
+            WHEN family = 'conv_backward'
+                THEN CAST(mask[1] AS INTEGER) * n2 + CAST(mask[2] AS INTEGER) * n3 + CAST(mask[3] AS INTEGER) * d[1][2]
+            WHEN family = 'attention' THEN (n1 / d[1][-1]) * d[3][-1]
+            WHEN family = 'attention_backward' THEN n2 + n3 + rl_numel(d[4])
+            WHEN family = 'elementwise'
+                THEN list_product(list_transform(range(1, list_max(list_transform(tensors, lambda t: len(t))) + 1),
+                        lambda j: list_max(list_transform(tensors, lambda t: CASE
+                            WHEN len(t) - list_max(list_transform(tensors, lambda u: len(u))) + j >= 1
+                            THEN t[len(t) - list_max(list_transform(tensors, lambda u: len(u))) + j] ELSE 1 END))))
+            WHEN family IN ('norm', 'norm_backward', 'softmax') THEN n1
+            WHEN family = 'pool'
+                THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial)
+                     * CASE WHEN op = 'aten::max_pool2d_with_indices' THEN 1 + 8.0 / e_out ELSE 1 END
+            WHEN family = 'pool_backward' THEN n2
+            WHEN family IN ('adaptive_pool', 'upsample') THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial)
+            WHEN family = 'reduction'
+                THEN n1 / coalesce(list_product(list_transform(coalesce(nullif(rl_ints(dim_txt), []), range(0, len(d[1]))),
+                                                               lambda k: d[1][CASE WHEN k < 0 THEN len(d[1]) + k + 1 ELSE k + 1 END])), 1)
+            WHEN family = 'embedding' THEN n2 * d[1][-1]
+            WHEN family = 'copy' THEN n1
+        END AS out_elements
+    FROM windowed
+),
+counted AS (
+    -- elementwise FLOPs: the broadcast output's elements × the op's per-element arithmetic
+    SELECT * REPLACE (CASE WHEN family = 'elementwise' THEN out_elements * flops_per_element ELSE model_flops END AS model_flops)
+    FROM costed
+),
+judged AS (
+    SELECT *,
+        CASE WHEN shape_dims IS NULL THEN 'the trace records no input shapes (record_shapes was off)'
+             WHEN family = 'cat' AND list_contains(types, 'TensorList') THEN 'the trace records no element type for a tensor list'
+             WHEN family IN ('conv', 'pool', 'conv_backward') AND ci IS NULL
+                 THEN 'the trace records no Concrete Inputs (stride, padding, output mask)'
+             WHEN family = 'norm' AND argpos['training'] IS NOT NULL AND training IS NULL
+                 THEN 'the trace records no Concrete Inputs (the training flag)'
+             WHEN model_flops IS NULL OR out_elements IS NULL OR e_out IS NULL
+                 THEN 'the recorded shapes do not fit the ' || family || ' formula'
+        END AS no_model_reason,
+        list_filter(types, lambda t: bytes_of[t] IS NOT NULL)[1] AS first_type
+    FROM counted
+)
+SELECT event_id, op, pid, tid, ts, dur, depth, step, phase, shape_dims, family,
+       -- the type of the op's first tensor input: the dtype the roof is taken for
+       t.dtype, t.peak_class,
+       -- FLOPs of the call (NULL where no_model_reason says why)
+       CASE WHEN no_model_reason IS NULL THEN model_flops END AS flops,
+       -- bytes the call moves: inputs once, outputs once (copy_: src read, self written;
+       -- embedding: the indices, and the gathered rows read and written)
+       CASE WHEN no_model_reason IS NOT NULL THEN NULL
+            WHEN family = 'copy' THEN n2 * esz[2] + n1 * esz[1]
+            WHEN family = 'embedding' THEN n2 * esz[2] + 2 * out_elements * esz[1]
+            ELSE in_bytes + out_elements * e_out END AS bytes,
+       no_model_reason
+FROM judged LEFT JOIN roofline_dtypes t ON t.type_name = judged.first_type;
