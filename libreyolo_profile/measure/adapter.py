@@ -35,7 +35,9 @@ def check_libreyolo():
     try:
         import libreyolo
     except Exception as exc:  # pragma: no cover - the package depends on it
-        raise ProfileError(f"LibreYOLO could not be imported ({exc}); install libreyolo=={SUPPORTED_LIBREYOLO}", 2)
+        raise ProfileError(
+            f"LibreYOLO could not be imported ({exc}); install libreyolo=={SUPPORTED_LIBREYOLO}", 2
+        ) from exc
     version = getattr(libreyolo, "__version__", "unknown")
     quiet_libreyolo_logging()
     missing = []
@@ -51,9 +53,11 @@ def check_libreyolo():
                 missing.append(f"LibreYOLO9Model.{hook}")
     except Exception as exc:
         missing.append(f"LibreYOLO9 ({type(exc).__name__}: {exc})")
-    for mod, name in (("libreyolo.postprocess.slicing", "slice_batch_outputs"),
-                      ("libreyolo.data", "load_data_config"),
-                      ("libreyolo.models.yolo9.trainer", "YOLO9Trainer")):
+    for mod, name in (
+        ("libreyolo.postprocess.slicing", "slice_batch_outputs"),
+        ("libreyolo.data", "load_data_config"),
+        ("libreyolo.models.yolo9.trainer", "YOLO9Trainer"),
+    ):
         try:
             module = __import__(mod, fromlist=[name])
             if not hasattr(module, name):
@@ -61,12 +65,17 @@ def check_libreyolo():
         except Exception:
             missing.append(f"{mod}.{name}")
     if missing:
-        raise ProfileError(f"LibreYOLO {version} lacks hooks this profiler drives ({', '.join(missing)}); "
-                           f"libreyolo-profile supports libreyolo=={SUPPORTED_LIBREYOLO}: "
-                           f"pip install libreyolo=={SUPPORTED_LIBREYOLO}", 2)
+        raise ProfileError(
+            f"LibreYOLO {version} lacks hooks this profiler drives ({', '.join(missing)}); "
+            f"libreyolo-profile supports libreyolo=={SUPPORTED_LIBREYOLO}: "
+            f"pip install libreyolo=={SUPPORTED_LIBREYOLO}",
+            2,
+        )
     if version != SUPPORTED_LIBREYOLO:
-        warn(f"LibreYOLO {version} is installed; libreyolo-profile is tested with {SUPPORTED_LIBREYOLO} "
-             "(the hooks it drives are present, so it continues)")
+        warn(
+            f"LibreYOLO {version} is installed; libreyolo-profile is tested with {SUPPORTED_LIBREYOLO} "
+            "(the hooks it drives are present, so it continues)"
+        )
     return libreyolo
 
 
@@ -86,8 +95,10 @@ def resolve_size(weights: str, size: str) -> tuple[str, str]:
     if m and m.group(1).lower() != size:
         if size == "t":
             return weights, m.group(1).lower()
-        raise UsageError(f"--weights {weights} is a LibreYOLO9-{m.group(1).lower()} checkpoint but --size is {size}; "
-                         "drop one of them")
+        raise UsageError(
+            f"--weights {weights} is a LibreYOLO9-{m.group(1).lower()} checkpoint but --size is {size}; "
+            "drop one of them"
+        )
     return weights, size
 
 
@@ -156,11 +167,15 @@ def build_model(weights: str, size: str, device, tmp: Path):
         raise UsageError(families.unknown_name_message(weights))
     cls, size = named
     name = f"{families.display_name(cls)}-{size}"
-    why = (f"weights file {weights} not found (looked at {Path(weights)} and {Path('weights') / weights}) "
-           "and no download possible offline")
+    why = (
+        f"weights file {weights} not found (looked at {Path(weights)} and {Path('weights') / weights}) "
+        "and no download possible offline"
+    )
     wrapper = families.build_random(cls, size, device)
-    warn(f"{why}.\n  Using RANDOMLY INITIALIZED {name} weights: timing is representative, "
-         f"detections and NMS work are not. Pass --weights /path/to/{Path(weights).name} for real weights.")
+    warn(
+        f"{why}.\n  Using RANDOMLY INITIALIZED {name} weights: timing is representative, "
+        f"detections and NMS work are not. Pass --weights /path/to/{Path(weights).name} for real weights."
+    )
     marks = {mark.RANDOM_WEIGHTS: mark.random_weights(why, name, families.RANDOM_SEED)}
     source = f"random-init (seed {families.RANDOM_SEED}; {why})"
     return _placed(wrapper, device), _info(wrapper, weights, source), marks
@@ -174,15 +189,18 @@ def _load_checkpoint(path: Path, weights: str, device):
         wrapper = libreyolo.LibreYOLO(str(path), device=str(device))
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise ProfileError(f"--weights {weights}: LibreYOLO could not load it "
-                           f"({type(exc).__name__}: {first})", 2) from None
+        raise ProfileError(
+            f"--weights {weights}: LibreYOLO could not load it ({type(exc).__name__}: {first})", 2
+        ) from None
     family = getattr(wrapper, "FAMILY", None)
     if not hasattr(wrapper, "model") or not hasattr(wrapper.model, "parameters"):
-        raise ProfileError(f"--weights {weights}: LibreYOLO loaded it as {type(wrapper).__name__}, "
-                           "not a PyTorch detection model", 2)
+        raise ProfileError(
+            f"--weights {weights}: LibreYOLO loaded it as {type(wrapper).__name__}, not a PyTorch detection model", 2
+        )
     if getattr(wrapper, "task", "detect") != "detect":
-        raise ProfileError(f"--weights {weights}: a {family} {wrapper.task} checkpoint; "
-                           "libreyolo profile measures detection models", 2)
+        raise ProfileError(
+            f"--weights {weights}: a {family} {wrapper.task} checkpoint; libreyolo profile measures detection models", 2
+        )
     return wrapper
 
 

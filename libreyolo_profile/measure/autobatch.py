@@ -50,8 +50,14 @@ def _available_ram_mb() -> float:
     raise OSError("no MemAvailable")
 
 
-def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tuple[int, str]:
-    """Pick the batch for --batch -1. Returns (batch, why)."""
+def probe_record(batches, measured_mb, measure: str) -> list[dict]:
+    """What the probe measured per batch size, as the profile records it (settings.batch_probe)."""
+    pairs = zip(batches, measured_mb, strict=False)
+    return [{"batch": b, "memory_mb": round(mb, 1), "measure": measure} for b, mb in pairs]
+
+
+def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tuple[int, str, list[dict]]:
+    """Pick the batch for --batch -1. Returns (batch, why, the memory measured per probed batch)."""
     import torch
 
     probes = (1, 2, 4)
@@ -70,8 +76,8 @@ def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tu
         except torch.cuda.OutOfMemoryError:
             torch.cuda.empty_cache()
             if not peaks:
-                return 1, "--batch -1: even batch 1 ran out of device memory in the probe; using 1"
-            probes = probes[:len(peaks)]
+                return 1, "--batch -1: even batch 1 ran out of device memory in the probe; using 1", []
+            probes = probes[: len(peaks)]
         finally:
             model.zero_grad(set_to_none=True)
             torch.cuda.empty_cache()
@@ -79,21 +85,23 @@ def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tu
         slope = max(slope, 1e-3)
         intercept = peaks[0] - slope * probes[0] + 2 * param_mb  # + SGD momentum buffers + the EMA copy
         mem_batch = max(1, int((AUTO_FRACTION * total - intercept) // slope))
-        basis = (f"CUDA probe: training steps (forward+loss+backward, "
-                 f"{'autocast ' + str(autocast_dtype).replace('torch.', '') if autocast_dtype else 'fp32'}) at batch "
-                 f"{', '.join(map(str, probes[:len(peaks)]))} peaked at "
-                 f"{', '.join(f'{p:.0f}' for p in peaks)} MiB; linear fit {slope:.1f} MiB/image + {intercept:.0f} MiB "
-                 f"(incl. {2 * param_mb:.0f} MiB momentum + EMA) → {mem_batch} fills {AUTO_FRACTION:.0%} of {total:.0f} MiB")
+        basis = (
+            f"CUDA probe: training steps (forward+loss+backward, "
+            f"{'autocast ' + str(autocast_dtype).replace('torch.', '') if autocast_dtype else 'fp32'}) at batch "
+            f"{', '.join(map(str, probes[: len(peaks)]))} peaked at "
+            f"{', '.join(f'{p:.0f}' for p in peaks)} MiB; linear fit {slope:.1f} MiB/image + {intercept:.0f} MiB "
+            f"(incl. {2 * param_mb:.0f} MiB momentum + EMA) → {mem_batch} fills {AUTO_FRACTION:.0%} of {total:.0f} MiB"
+        )
         picked = min(mem_batch, supply_cap) if supply_cap >= 1 else mem_batch
         if picked < mem_batch:
             basis += f"; capped at {picked} so the dataset supplies warmup+steps full batches in one pass"
-        return picked, basis
+        return picked, basis, probe_record(probes, peaks, "torch.cuda.max_memory_allocated over one training step")
     # CPU: no allocator statistics without the profiler, so measure the process's resident memory
     # right after forward+loss (the autograd graph then holds every activation) at batch 2 and 4,
     # after one untimed batch-1 step has grown the allocator's pools.
+    rss = {}
     try:
         _probe_step(model, 1, imgsz, device, None)
-        rss = {}
         for b in (2, 4):
             base = _current_rss_mb()
             imgs, targets = _synthetic_batch(b, imgsz, device)
@@ -109,9 +117,11 @@ def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tu
         per_image = max(per_image, 1.0)
         available = _available_ram_mb()
         mem_batch = max(1, int(AUTO_FRACTION * available // (per_image * 2.0)))  # ×2: grads + backward buffers
-        basis = (f"CPU rule: resident-memory growth after forward+loss at batch 2, 4 = "
-                 f"{rss[2]:.0f}, {rss[4]:.0f} MiB → ~{per_image:.0f} MiB/image, doubled for backward; "
-                 f"{mem_batch} fits {AUTO_FRACTION:.0%} of {available:.0f} MiB available RAM")
+        basis = (
+            f"CPU rule: resident-memory growth after forward+loss at batch 2, 4 = "
+            f"{rss[2]:.0f}, {rss[4]:.0f} MiB → ~{per_image:.0f} MiB/image, doubled for backward; "
+            f"{mem_batch} fits {AUTO_FRACTION:.0%} of {available:.0f} MiB available RAM"
+        )
     except (OSError, ValueError, KeyError) as exc:
         mem_batch = CPU_AUTO_CAP
         basis = f"CPU rule: memory could not be measured ({exc}); assuming the default"
@@ -121,4 +131,5 @@ def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tu
     if supply_cap >= 1 and supply_cap < picked:
         picked = supply_cap
         basis += f"; capped at {picked} so the dataset supplies warmup+steps full batches in one pass"
-    return max(1, picked), basis
+    probed = probe_record(list(rss), list(rss.values()), "growth of the process's resident memory over forward+loss")
+    return max(1, picked), basis, probed

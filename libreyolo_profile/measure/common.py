@@ -9,6 +9,7 @@ on stdout. The CLI asks for the report and the summary once the profile is publi
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import platform
@@ -30,11 +31,35 @@ from libreyolo_profile.store.schema import PROFILE_FILE
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+# A file the trials of one `--repeat` share (measure/isolated.py sets it): a warning already printed
+# by an earlier trial's process is not printed again, so a command says each warning once.
+SAID_ENV = "LIBREYOLO_PROFILE_SAID"
+
+
+def _said_before(message: str) -> bool:
+    import hashlib
+
+    said = os.environ.get(SAID_ENV)
+    if not said:
+        return False
+    digest = hashlib.sha256(message.encode()).hexdigest()
+    path = Path(said)
+    if path.is_file() and digest in path.read_text().split():
+        return True
+    with path.open("a") as record:
+        record.write(digest + "\n")
+    return False
+
+
 def warn(message: str) -> None:
+    if _said_before(message):
+        return
     console.print(f"[bold yellow]warning:[/] {escape(safe_text(message))}")
 
 
 def note(message: str) -> None:
+    if _said_before(message):
+        return
     console.print(f"[dim]{escape(safe_text(message))}[/]")
 
 
@@ -65,10 +90,17 @@ def resolve_device(spec: str):
     import torch
 
     raw = str(spec).strip().lower()
+    if raw == "auto":  # the default: the GPU where there is one, else the CPU, said once
+        if torch.cuda.is_available():
+            return torch.device("cuda:0")
+        note("no CUDA device here: measuring on the CPU (--device cpu); pass --device 0 where a GPU is")
+        return torch.device("cpu")
     if raw in ("cpu",):
         return torch.device("cpu")
     if "," in raw or raw.startswith("["):
-        raise UsageError(f"--device {spec}: one device per profile; pass a single GPU index (e.g. --device 0) or --device cpu")
+        raise UsageError(
+            f"--device {spec}: one device per profile; pass a single GPU index (e.g. --device 0) or --device cpu"
+        )
     if raw.isdigit():
         index = int(raw)
     elif raw == "cuda":
@@ -80,13 +112,16 @@ def resolve_device(spec: str):
     else:
         raise UsageError(f"--device {spec}: expected a GPU index (0), cuda:N or cpu")
     if not torch.cuda.is_available():
-        raise UsageError(f"--device {spec} asks for CUDA, but CUDA is not available here "
-                         f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'none'}); "
-                         "use --device cpu to profile on the CPU")
+        raise UsageError(
+            f"--device {spec} asks for CUDA, but CUDA is not available here "
+            f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'none'}); "
+            "use --device cpu to profile on the CPU"
+        )
     count = torch.cuda.device_count()
     if index >= count:
-        raise UsageError(f"--device {spec}: only {count} CUDA device(s) visible (0..{count - 1}); "
-                         "use one of those or --device cpu")
+        raise UsageError(
+            f"--device {spec}: only {count} CUDA device(s) visible (0..{count - 1}); use one of those or --device cpu"
+        )
     return torch.device(f"cuda:{index}")
 
 
@@ -101,13 +136,27 @@ class _Terminated(BaseException):
     the CLI reads a KeyboardInterrupt anywhere in an error's chain as Ctrl-C (exit 130, not 143)."""
 
 
-@contextlib.contextmanager
-def workspace(project: Path, kind: str) -> Iterator[Path]:
-    """Create --project if needed and a unique temp dir inside it; remove the temp dir on every
-    exit, and the directories this call created if the command failed and left them empty.
-    SIGTERM raises inside the main thread so the cleanup runs (the old handler is restored)."""
-    project = Path(project)
-    created: list[Path] = []
+# the workspace's name: `<prefix><kind>-<pid>-workspace-<host>-<random>`, so the next run in the same
+# --project can tell a dead run's leftover (store/workdir.py sweep_leftovers) from a live one's
+WORKSPACE_PREFIX = ".libreyolo-profile-"
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def disk_error(exc: OSError, project: Path) -> ProfileError | None:
+    """A full disk (or quota) while measuring or writing: exit 3, one line; None for any other error."""
+    if exc.errno not in _DISK_FULL:
+        return None
+    where = exc.filename or project
+    return ProfileError(
+        f"no space left on the device holding {where} ({exc.strerror}): no profile written, "
+        "existing files left as they were; free some space and run again",
+        3,
+    )
+
+
+def _make_project(project: Path) -> list[Path]:
+    """Create --project if needed (exit 2 when it cannot be made or written); the directories this
+    made, deepest first."""
     p = project.absolute()
     missing = []
     while not p.exists():
@@ -117,10 +166,43 @@ def workspace(project: Path, kind: str) -> Iterator[Path]:
         project.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProfileError(f"--project {project}: cannot create it ({exc.strerror or exc})", 2) from None
-    created = list(missing)  # deepest first
     if not os.access(project, os.W_OK):
         raise ProfileError(f"--project {project}: not writable", 2)
-    tmp = Path(tempfile.mkdtemp(prefix=f".libreyolo-profile-{kind}-", dir=project))
+    return missing
+
+
+def _remove_empty(created: list[Path]) -> None:
+    for d in created:  # deepest first; only the empty ones we made
+        with contextlib.suppress(OSError):
+            d.rmdir()
+
+
+def _new_workspace(project: Path, kind: str) -> Path:
+    """The private temp dir inside --project, after sweeping what killed runs left there (their pid
+    and host are in the name, store/workdir.py)."""
+    from libreyolo_profile.store.workdir import leftover_name, sweep_leftovers
+
+    for label in ("infer", "train"):
+        sweep_leftovers(project, f"{WORKSPACE_PREFIX}{label}-")
+    try:
+        return Path(tempfile.mkdtemp(prefix=leftover_name("workspace", f"{WORKSPACE_PREFIX}{kind}-"), dir=project))
+    except OSError as exc:
+        raise (disk_error(exc, project) or exc) from None
+
+
+@contextlib.contextmanager
+def workspace(project: Path, kind: str) -> Iterator[Path]:
+    """Create --project if needed and a unique temp dir inside it; remove the temp dir on every
+    exit, and the directories this call created if the command failed and left them empty.
+    SIGTERM raises inside the main thread so the cleanup runs (the old handler is restored); what a
+    killed run (SIGKILL) left is swept by the next. A full disk is exit 3 with one line."""
+    project = Path(project)
+    created = _make_project(project)
+    try:
+        tmp = _new_workspace(project, kind)
+    except BaseException:
+        _remove_empty(created)
+        raise
 
     main_pid = os.getpid()
     old_handler = None
@@ -139,20 +221,25 @@ def workspace(project: Path, kind: str) -> Iterator[Path]:
         ok = True
     except _Terminated:
         # typer would turn a KeyboardInterrupt into a bare exit code; say what happened instead
-        raise ProfileError("terminated (SIGTERM) during measurement: no profile written, "
-                           "existing files left as they were", 143) from None
+        raise ProfileError(
+            "terminated (SIGTERM) during measurement: no profile written, existing files left as they were", 143
+        ) from None
     except KeyboardInterrupt:
-        raise ProfileError("interrupted during measurement: no profile written, "
-                           "existing files left as they were", 130) from None
+        raise ProfileError(
+            "interrupted during measurement: no profile written, existing files left as they were", 130
+        ) from None
+    except OSError as exc:
+        full = disk_error(exc, project)
+        if full is None:
+            raise
+        raise full from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if old_handler is not None:
             with contextlib.suppress(ValueError):
                 signal.signal(signal.SIGTERM, old_handler)
         if not ok:
-            for d in created:  # deepest first; only the empty ones we made
-                with contextlib.suppress(OSError):
-                    d.rmdir()
+            _remove_empty(created)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,9 +255,9 @@ def _cpu_model() -> str:
 
 
 def environment(device) -> dict:
+    import libreyolo
     import torch
 
-    import libreyolo
     from libreyolo_profile import __version__
 
     cuda_available = torch.cuda.is_available()
@@ -197,6 +284,9 @@ def environment(device) -> dict:
         env["device_capability"] = f"{props.major}.{props.minor}"
     else:
         env["device_name"] = f"CPU: {env['cpu']}"
+        from libreyolo_profile.measure.cpu_peak import measure_cpu_peak
+
+        env["cpu_peak"] = measure_cpu_peak()  # the roof the roofline table holds a CPU profile's ops to
     return env
 
 
@@ -218,8 +308,14 @@ def progress(description: str, total: int) -> Iterator:
 
         yield advance
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task(description, total=total)
 
         def advance(n: int = 1, description: str | None = None) -> None:
@@ -247,6 +343,7 @@ def status(message: str) -> Iterator[None]:
 @dataclass(frozen=True)
 class MeasuredProfile:
     """Where a measurement was published, and the document written there."""
+
     directory: Path
     document: dict
 
@@ -255,8 +352,19 @@ class MeasuredProfile:
         return self.directory / PROFILE_FILE
 
 
-def publish(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command: list[str],
-            settings: dict, env: dict, model: dict, marks: dict, exist_ok: bool = False) -> MeasuredProfile:
+def publish(
+    out_dir: Path,
+    *,
+    kind: str,
+    trials: list,
+    keep_trace: bool,
+    command: list[str],
+    settings: dict,
+    env: dict,
+    model: dict,
+    marks: dict,
+    exist_ok: bool = False,
+) -> MeasuredProfile:
     """Hand the trials to the store, which publishes the profile into `out_dir`, or, where a profile
     is already there and not `exist_ok`, into the next free `out_dir`2, 3, … (said on stderr)."""
     from libreyolo_profile.store.disk.writer import write_profile
@@ -266,10 +374,18 @@ def publish(out_dir: Path, *, kind: str, trials: list, keep_trace: bool, command
         if trial.process is None:
             trial.process = {"pid": os.getpid(), "fresh": len(trials) == 1}
     with status(f"analysing {len(trials)} trial trace(s) and writing {wanted}/profile.json"):
-        doc, written = write_profile(wanted, kind=kind, trials=trials, keep_trace=keep_trace, command=command,
-                                     settings=settings, environment=env, model=model, marks=marks,
-                                     exist_ok=exist_ok)
+        doc, written = write_profile(
+            wanted,
+            kind=kind,
+            trials=trials,
+            keep_trace=keep_trace,
+            command=command,
+            settings=settings,
+            environment=env,
+            model=model,
+            marks=marks,
+            exist_ok=exist_ok,
+        )
     if written != wanted:
-        note(f"{wanted} is taken and was kept; this profile went to {written} "
-             "(--exist-ok replaces it instead)")
+        note(f"{wanted} is taken and was kept; this profile went to {written} (--exist-ok replaces it instead)")
     return MeasuredProfile(Path(written), doc)

@@ -20,9 +20,11 @@ def resolve_dataset(data: str) -> dict:
             builtin = ", ".join(sorted(list_builtin_datasets()))
         except Exception:
             builtin = "?"
-        raise UsageError(f"dataset {data}: no such YAML file (from the cwd) and not a LibreYOLO built-in dataset name "
-                         f"({builtin}); pass a local dataset YAML path, e.g. "
-                         "`libreyolo profile run path/to/data.yaml`") from None
+        raise UsageError(
+            f"dataset {data}: no such YAML file (from the cwd) and not a LibreYOLO built-in dataset name "
+            f"({builtin}); pass a local dataset YAML path, e.g. "
+            "`libreyolo profile run path/to/data.yaml`"
+        ) from None
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         raise UsageError(f"dataset {data}: LibreYOLO could not read it ({type(exc).__name__}: {first})") from None
@@ -30,16 +32,19 @@ def resolve_dataset(data: str) -> dict:
     if not files:
         where = cfg.get("train")
         url = cfg.get("download")
-        how = (f"LibreYOLO would download it{f' from {url}' if isinstance(url, str) and url.startswith('http') else ''}, "
-               "but `libreyolo profile run` never downloads. ") if url else ""
+        source = f" from {url}" if isinstance(url, str) and url.startswith("http") else ""
+        how = (f"LibreYOLO would download it{source}, but `libreyolo profile run` never downloads. ") if url else ""
         raise UsageError(
             f"dataset {data}: no training images on this machine (looked in {where}). {how}"
             "Point at a local dataset YAML whose `train:` resolves to an image directory or list, e.g. "
             "`libreyolo profile run path/to/data.yaml`; a relative `path:` is looked up under "
-            "$LIBREYOLO_DATASETS_DIR (default ~/datasets) and then beside the YAML")
+            "$LIBREYOLO_DATASETS_DIR (default ~/datasets) and then beside the YAML"
+        )
     if cfg.get("train_annotation_file"):
-        raise UsageError(f"dataset {data}: COCO-JSON annotations are not supported by libreyolo profile run; "
-                         "use a YOLO-format dataset (images/ + labels/)")
+        raise UsageError(
+            f"dataset {data}: COCO-JSON annotations are not supported by libreyolo profile run; "
+            "use a YOLO-format dataset (images/ + labels/)"
+        )
     nc = cfg.get("nc")
     if nc is None and cfg.get("names") is not None:
         nc = len(cfg["names"])
@@ -58,8 +63,9 @@ def too_small_message(data: str, available: int, warmup: int, steps: int, batch:
     else:
         fit_warmup = available // batch - 1
         if fit_warmup >= 0:
-            ways.append(f"--warmup {fit_warmup} --steps 1 (at --batch {batch}, the warmup alone needs "
-                        f"{warmup * batch} images)")
+            ways.append(
+                f"--warmup {fit_warmup} --steps 1 (at --batch {batch}, the warmup alone needs {warmup * batch} images)"
+            )
         else:
             ways.append(f"fewer steps cannot help at --batch {batch}: one batch needs more than the {available} images")
     max_batch = available // (warmup + steps)
@@ -67,7 +73,9 @@ def too_small_message(data: str, available: int, warmup: int, steps: int, batch:
         ways.append(f"--batch {max_batch} (the largest that fits with --warmup {warmup} --steps {steps})")
     else:
         ways.append(f"no batch fits {warmup + steps} steps; lower --warmup/--steps to at most {available} together")
-    return (f"dataset {data} has {available} training images, but one trial needs "
-            f"(--warmup {warmup} + --steps {steps}) × --batch {batch} = {need} images from a single pass "
-            f"(incomplete last batch dropped, no epoch boundary in the window); no profile written. Ways out: "
-            + "; or ".join(ways))
+    return (
+        f"dataset {data} has {available} training images, but one trial needs "
+        f"(--warmup {warmup} + --steps {steps}) × --batch {batch} = {need} images from a single pass "
+        f"(incomplete last batch dropped, no epoch boundary in the window); no profile written. Ways out: "
+        + "; or ".join(ways)
+    )

@@ -31,9 +31,11 @@ def detection_families() -> list:
             ensure_optional()
         except Exception as exc:  # an optional family whose dependencies are missing: absent, with why
             _OPTIONAL_UNAVAILABLE["LibreRFDETR"] = " ".join(str(exc).split())
-    return [cls for cls in models.BaseModel._registry
-            if getattr(cls, "FAMILY", "") and getattr(cls, "FILENAME_PREFIX", "")
-            and "detect" in cls._supported_tasks()]
+    return [
+        cls
+        for cls in models.BaseModel._registry
+        if getattr(cls, "FAMILY", "") and getattr(cls, "FILENAME_PREFIX", "") and "detect" in cls._supported_tasks()
+    ]
 
 
 def display_name(cls) -> str:
@@ -57,9 +59,11 @@ def from_name(name: str, size: str | None) -> tuple[object, str] | None:
     for cls in families:
         if stem.lower() == cls.FILENAME_PREFIX.lower():
             if size is None or size not in cls.INPUT_SIZES:
-                raise UsageError(f"--weights {name}: {display_name(cls)} comes in sizes {', '.join(sizes(cls))}; "
-                                 f"pass --size (e.g. --size {sizes(cls)[0]}) or a name like "
-                                 f"{cls.FILENAME_PREFIX}{sizes(cls)[0]}.pt")
+                raise UsageError(
+                    f"--weights {name}: {display_name(cls)} comes in sizes {', '.join(sizes(cls))}; "
+                    f"pass --size (e.g. --size {sizes(cls)[0]}) or a name like "
+                    f"{cls.FILENAME_PREFIX}{sizes(cls)[0]}.pt"
+                )
             return cls, size
     return None
 
@@ -69,8 +73,10 @@ def unknown_name_message(name: str) -> str:
         if Path(name).name.lower().startswith(prefix.lower()):
             return f"--weights {name}: {prefix} is an optional LibreYOLO family that cannot load here ({why})"
     names = ", ".join(f"{display_name(c)}{sizes(c)[0]}.pt" for c in detection_families()[:8])
-    return (f"--weights {name}: no such file, and not a LibreYOLO detection weights name "
-            f"(e.g. {names}, …); pass a checkpoint path or a name LibreYOLO publishes")
+    return (
+        f"--weights {name}: no such file, and not a LibreYOLO detection weights name "
+        f"(e.g. {names}, …); pass a checkpoint path or a name LibreYOLO publishes"
+    )
 
 
 def build_random(cls, size: str, device):
@@ -85,8 +91,11 @@ def build_random(cls, size: str, device):
             return cls._from_scratch(size=size, device=str(device), seed=RANDOM_SEED, nb_classes=_default_classes(cls))
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise ProfileError(f"{display_name(cls)}-{size} cannot be built with random weights here "
-                           f"({type(exc).__name__}: {first}); pass a checkpoint with --weights", 2) from None
+        raise ProfileError(
+            f"{display_name(cls)}-{size} cannot be built with random weights here "
+            f"({type(exc).__name__}: {first}); pass a checkpoint with --weights",
+            2,
+        ) from None
     finally:
         random.setstate(py_state)
         np.random.set_state(np_state)
@@ -111,13 +120,19 @@ def trainer_class(wrapper):
     hook = getattr(wrapper, "_trainer_class", None)
     found = hook() if callable(hook) else _trainer_in_module(cls, BaseTrainer)
     if found is None:
-        raise ProfileError(f"{name}: no trainer in {cls.__module__.rsplit('.', 1)[0]}.trainer names family {cls.FAMILY!r}; "
-                           "`libreyolo profile run` cannot profile its training — `infer` can", 2)
+        raise ProfileError(
+            f"{name}: no trainer in {cls.__module__.rsplit('.', 1)[0]}.trainer names family {cls.FAMILY!r}; "
+            "`libreyolo profile run` cannot profile its training — `infer` can",
+            2,
+        )
     for loop in ("_train_epoch", "_train_epoch_accum"):
         if getattr(found, loop) is not getattr(BaseTrainer, loop):
-            raise ProfileError(f"{name}: its trainer {found.__name__} runs its own epoch loop ({found.__name__}.{loop}), "
-                               "which `libreyolo profile run` does not replicate step by step; profiling it with "
-                               "BaseTrainer's step would measure something LibreYOLO does not run", 2)
+            raise ProfileError(
+                f"{name}: its trainer {found.__name__} runs its own epoch loop ({found.__name__}.{loop}), "
+                "which `libreyolo profile run` does not replicate step by step; profiling it with "
+                "BaseTrainer's step would measure something LibreYOLO does not run",
+                2,
+            )
     return found
 
 
@@ -127,11 +142,18 @@ def _trainer_in_module(cls, base):
     try:
         module = importlib.import_module(f"{package}.trainer")
     except ImportError:
-        raise ProfileError(f"{name} has no trainer in LibreYOLO {_version()} (no {package}.trainer); "
-                           "`libreyolo profile run` cannot profile its training — `infer` can", 2) from None
+        raise ProfileError(
+            f"{name} has no trainer in LibreYOLO {_version()} (no {package}.trainer); "
+            "`libreyolo profile run` cannot profile its training — `infer` can",
+            2,
+        ) from None
     for candidate in vars(module).values():
-        if (inspect.isclass(candidate) and issubclass(candidate, base)
-                and candidate.__module__ == module.__name__ and _trains(candidate, cls.FAMILY)):
+        if (
+            inspect.isclass(candidate)
+            and issubclass(candidate, base)
+            and candidate.__module__ == module.__name__
+            and _trains(candidate, cls.FAMILY)
+        ):
             return candidate
     return None
 

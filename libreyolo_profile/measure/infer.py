@@ -21,12 +21,11 @@ import statistics
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.measure import common, infer_model, profiler
+from libreyolo_profile.measure import common, infer_model, profiler, trials
 from libreyolo_profile.measure.common import MeasuredProfile
 from libreyolo_profile.measure.modules import ModuleRanges
-from libreyolo_profile.measure.options import InferOptions
-from libreyolo_profile.measure import trials
 from libreyolo_profile.measure.noise import LoadSampler
+from libreyolo_profile.measure.options import InferOptions
 from libreyolo_profile.measure.trials import Block, Call, TrialRunner
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif"}
@@ -68,10 +67,10 @@ def _decode(files: list[Path]) -> list:
 class InferCall:
     """One inference call over a batch of decoded images, optionally annotated with phases."""
 
-    def __init__(self, wrapper, device, imgsz: int, conf: float, iou: float, max_det: int,
-                 autocast_dtype, module_depth: int = 0):
+    def __init__(
+        self, wrapper, device, imgsz: int, conf: float, iou: float, max_det: int, autocast_dtype, module_depth: int = 0
+    ):
         import torch
-
         from libreyolo.postprocess.slicing import slice_batch_outputs
 
         self.torch = torch
@@ -104,16 +103,36 @@ class InferCall:
                 torch.cuda.synchronize(self.device)
         with self._phase("postprocess", annotate):
             if len(pre) == 1:
-                dets = [w._postprocess(out, self.conf, self.iou, pre[0][2], max_det=self.max_det,
-                                       ratio=pre[0][3], input_size=self.imgsz)]
+                dets = [
+                    w._postprocess(
+                        out,
+                        self.conf,
+                        self.iou,
+                        pre[0][2],
+                        max_det=self.max_det,
+                        ratio=pre[0][3],
+                        input_size=self.imgsz,
+                    )
+                ]
             else:
-                dets = [w._postprocess(self.slice(out, i), self.conf, self.iou, p[2], max_det=self.max_det,
-                                       ratio=p[3], input_size=self.imgsz) for i, p in enumerate(pre)]
+                dets = [
+                    w._postprocess(
+                        self.slice(out, i),
+                        self.conf,
+                        self.iou,
+                        p[2],
+                        max_det=self.max_det,
+                        ratio=p[3],
+                        input_size=self.imgsz,
+                    )
+                    for i, p in enumerate(pre)
+                ]
         return dets
 
 
 def over_plan(infer_call: InferCall, plan: list[list]) -> Call:
     """The trial loop's call: call i runs the plan's i-th batch (warmup wraps around the plan)."""
+
     def call(index: int, annotate: bool) -> list:
         return infer_call(plan[index % len(plan)], annotate)
 
@@ -125,8 +144,9 @@ def batch_plan(images: list, batch: int, runs: int) -> list[list]:
     return [[images[(i * batch + k) % len(images)] for k in range(batch)] for i in range(runs)]
 
 
-def profile_infer(opts: InferOptions, argv: list[str], *, only_trial: int | None = None,
-                  hand_off_to: Path | None = None) -> MeasuredProfile | None:
+def profile_infer(
+    opts: InferOptions, argv: list[str], *, only_trial: int | None = None, hand_off_to: Path | None = None
+) -> MeasuredProfile | None:
     """Measure `opts.repeat` trials and write the profile; returns where it went. With `only_trial` (a
     trial's own process, measure/isolated.py), measure that one trial and hand it to `hand_off_to`."""
     files, source_kind, source_shown = _source_files(opts.source)
@@ -139,25 +159,39 @@ def profile_infer(opts: InferOptions, argv: list[str], *, only_trial: int | None
 
         device = common.resolve_device(opts.device)
         if opts.half and device.type != "cuda":
-            raise UsageError("--half runs the forward pass under CUDA autocast and needs a CUDA device; "
-                             "drop --half (or use --no-half) with --device cpu")
+            raise UsageError(
+                "--half runs the forward pass under CUDA autocast and needs a CUDA device; "
+                "drop --half (or use --no-half) with --device cpu"
+            )
         from libreyolo_profile.measure import adapter
 
         adapter.check_libreyolo()
     autocast_dtype = getattr(torch, opts.amp_dtype) if opts.half else None
     if autocast_dtype is torch.bfloat16 and not torch.cuda.is_bf16_supported():
-        raise UsageError(f"--amp-dtype bfloat16: {torch.cuda.get_device_name(device)} has no bfloat16 support; use float16")
+        raise UsageError(
+            f"--amp-dtype bfloat16: {torch.cuda.get_device_name(device)} has no bfloat16 support; use float16"
+        )
 
     with common.workspace(opts.project, "infer") as tmp:
         images = _decode(files)
-        model = infer_model.prepare(opts, device, tmp, images, lambda wrapper, imgsz: InferCall(
-            wrapper, device, imgsz, opts.conf, opts.iou, opts.max_det, autocast_dtype, opts.module_depth))
+        model = infer_model.prepare(
+            opts,
+            device,
+            tmp,
+            images,
+            lambda wrapper, imgsz: InferCall(
+                wrapper, device, imgsz, opts.conf, opts.iou, opts.max_det, autocast_dtype, opts.module_depth
+            ),
+        )
         model_info, marks, imgsz = model.info, model.marks, model.imgsz
         call = over_plan(model.call, batch_plan(images, opts.batch, opts.runs))
-        profile_memory = device.type == "cpu" and CPU_PROFILE_MEMORY
-        trials = [_measure_trial(call, opts, device, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial,
-                                 profile_memory)
-                  for trial in (range(opts.repeat) if only_trial is None else [only_trial])]
+        profile_memory = opts.memory  # the profiled window only: the unprofiled headline calls never see it
+        trials = [
+            _measure_trial(
+                call, opts, device, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial, profile_memory
+            )
+            for trial in (range(opts.repeat) if only_trial is None else [only_trial])
+        ]
         infer_model.finish(model, trials)
         env = common.environment(device)
         source = {"source": source_shown, "source_kind": source_kind, "source_images": len(images)}
@@ -166,25 +200,30 @@ def profile_infer(opts: InferOptions, argv: list[str], *, only_trial: int | None
             from libreyolo_profile.measure.isolated import hand_off
 
             return hand_off(hand_off_to, trials, settings=settings, environment=env, model=model_info, marks=marks)
-        return common.publish(Path(opts.project) / "infer", kind="infer", trials=trials, keep_trace=opts.trace,
-                              command=list(argv), settings=settings, env=env, model=model_info, marks=marks,
-                              exist_ok=opts.exist_ok)
+        return common.publish(
+            Path(opts.project) / "infer",
+            kind="infer",
+            trials=trials,
+            keep_trace=opts.trace,
+            command=list(argv),
+            settings=settings,
+            env=env,
+            model=model_info,
+            marks=marks,
+            exist_ok=opts.exist_ok,
+        )
 
 
-# Measured with benchmarks/bench_profiler_overhead.py: see the module docstring there.
-CPU_PROFILE_MEMORY = False
-
-
-def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, trial: int,
-                   profile_memory: bool):
+def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, trial: int, profile_memory: bool):
     """Warmup, half the unprofiled calls, the profiled window, the other half (blocks A B A, same
     inputs in the same order); the trace exported. The unprofiled calls are the headline."""
     runs, warmup = opts.runs, opts.warmup
     label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "infer"
     total = warmup + runs * (2 if opts.overhead else 1)
     load = LoadSampler(device)
-    with common.progress(f"{label}: warmup {warmup}, {runs} profiled calls"
-                         + (f", {runs} unprofiled" if opts.overhead else ""), total) as advance:
+    with common.progress(
+        f"{label}: warmup {warmup}, {runs} profiled calls" + (f", {runs} unprofiled" if opts.overhead else ""), total
+    ) as advance:
         runner = TrialRunner(device, advance)
         load.start()
         runner.warmup(call, warmup)
@@ -228,12 +267,14 @@ def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, de
         "project": str(Path(opts.project).resolve()),
         "overhead": opts.overhead,
         "decode_in_latency": False,
-        "latency_scope": ("one call = LibreYOLO _preprocess per image (letterbox, to tensor) + torch.cat + "
-                          "host-to-device copy | _forward under torch.no_grad"
-                          + (f" and CUDA autocast {opts.amp_dtype}" if opts.half else "")
-                          + (" + cuda synchronize" if device.type == "cuda" else "")
-                          + " | _postprocess (NMS) per image to python lists; images decoded once "
-                            "before the window, Results objects not built"),
+        "latency_scope": (
+            "one call = LibreYOLO _preprocess per image (letterbox, to tensor) + torch.cat + "
+            "host-to-device copy | _forward under torch.no_grad"
+            + (f" and CUDA autocast {opts.amp_dtype}" if opts.half else "")
+            + (" + cuda synchronize" if device.type == "cuda" else "")
+            + " | _postprocess (NMS) per image to python lists; images decoded once "
+            "before the window, Results objects not built"
+        ),
         "torch_threads": torch.get_num_threads(),
         "profile_memory": profile_memory,
         "module_depth": opts.module_depth,
@@ -241,8 +282,7 @@ def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, de
     }
 
 
-def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: list[Block], machine: dict,
-             device):
+def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: list[Block], machine: dict, device):
     from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
 
     profiled = window.call_ms
@@ -253,15 +293,28 @@ def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: list
     }
     if device.type == "cpu":
         extra["peak_rss_mb"] = profiler.peak_rss_mb()
-        extra["peak_rss_note"] = ("process peak resident set size since start (interpreter, libraries, model "
-                                  "and every tensor), not an allocator peak")
+        extra["peak_rss_note"] = (
+            "process peak resident set size since start (interpreter, libraries, model "
+            "and every tensor), not an allocator peak"
+        )
     unprofiled = None
     if plain:
         extra["unprofiled_latency_ms"] = [round(v, 4) for b in plain for v in b.call_ms]
         unprofiled = UnprofiledTiming.of_blocks(
-            plain, images_per_call=batch,
-            where=(f"{sum(len(b.call_ms) for b in plain)} unprofiled calls in {len(plain)} blocks, half just before "
-                   f"the profiled window and half just after (same inputs, same order)"))
-    return TrialCapture(trace_path=trace_path, images_per_step=batch,
-                        profiled_step_ms=statistics.fmean(profiled), profiled_window_ms=window.wall_ms,
-                        unprofiled=unprofiled, machine=machine, extra=extra, **mem)
+            plain,
+            images_per_call=batch,
+            where=(
+                f"{sum(len(b.call_ms) for b in plain)} unprofiled calls in {len(plain)} blocks, half just before "
+                f"the profiled window and half just after (same inputs, same order)"
+            ),
+        )
+    return TrialCapture(
+        trace_path=trace_path,
+        images_per_step=batch,
+        profiled_step_ms=statistics.fmean(profiled),
+        profiled_window_ms=window.wall_ms,
+        unprofiled=unprofiled,
+        machine=machine,
+        extra=extra,
+        **mem,
+    )

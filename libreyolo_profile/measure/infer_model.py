@@ -43,8 +43,10 @@ def prepare(opts, device, tmp: Path, images: list, torch_call: Callable[[object,
     info.update(_identity(model, fmt, device, first[0], imgsz))
     if info["input_shape"][-2:] != [imgsz, imgsz]:
         h, w = info["input_shape"][-2:]
-        common.warn(f"{info.get('family')} resizes its input by its own rule: this image runs at {h}x{w}, "
-                    f"not --imgsz {imgsz} (model.input_shape records it)")
+        common.warn(
+            f"{info.get('family')} resizes its input by its own rule: this image runs at {h}x{w}, "
+            f"not --imgsz {imgsz} (model.input_shape records it)"
+        )
     return InferModel(call=call, info=info, marks=marks, imgsz=imgsz)
 
 
@@ -55,9 +57,12 @@ def _preflight(call, batch: list, info: dict, imgsz: int) -> None:
         raise
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise ProfileError(f"{info.get('family')}-{info.get('size')} ({info['format']}) cannot be profiled at "
-                           f"--imgsz {imgsz} --batch {len(batch)}: LibreYOLO's inference failed "
-                           f"({type(exc).__name__}: {first})", 2) from None
+        raise ProfileError(
+            f"{info.get('family')}-{info.get('size')} ({info['format']}) cannot be profiled at "
+            f"--imgsz {imgsz} --batch {len(batch)}: LibreYOLO's inference failed "
+            f"({type(exc).__name__}: {first})",
+            2,
+        ) from None
 
 
 def _identity(model, fmt: str, device, image, imgsz: int) -> dict:
@@ -77,11 +82,17 @@ def _identity(model, fmt: str, device, image, imgsz: int) -> dict:
         else:
             flops, why = None, f"not counted for {fmt} exports (the runtime's graph is not a torch module)"
         params, params_why = _export_parameters(model, fmt)
-    out = {"input_shape": list(shape), "parameter_count": params, "flops": flops,
-           "flops_imgsz": [shape[-2], shape[-1]], "flops_scope": (
-               "one image's inference forward at the measured input shape, counted by torch.utils.flop_counter "
-               "(2 FLOPs per multiply-accumulate of convolutions, matmuls and attention; element-wise ops and "
-               "NMS not counted)")}
+    out = {
+        "input_shape": list(shape),
+        "parameter_count": params,
+        "flops": flops,
+        "flops_imgsz": [shape[-2], shape[-1]],
+        "flops_scope": (
+            "one image's inference forward at the measured input shape, counted by torch.utils.flop_counter "
+            "(2 FLOPs per multiply-accumulate of convolutions, matmuls and attention; element-wise ops and "
+            "NMS not counted)"
+        ),
+    }
     if why:
         out["flops_null_reason"] = why
     if params_why:

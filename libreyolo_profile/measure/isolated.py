@@ -50,41 +50,96 @@ def measure_in_processes(kind: str, opts, argv: list[str]) -> MeasuredProfile:
         for trial in range(opts.repeat):
             out = tmp / f"trial{trial + 1}"
             out.mkdir()
-            (out / SPEC).write_text(json.dumps({"kind": kind, "options": options_json(opts), "trial": trial,
-                                                "argv": list(argv)}))
+            (out / SPEC).write_text(
+                json.dumps({"kind": kind, "options": options_json(opts), "trial": trial, "argv": list(argv)})
+            )
+            reserve(out / ERROR)  # before the child fills the disk: room for its error is kept
             common.note(f"trial {trial + 1}/{opts.repeat}: a fresh process")
-            code = subprocess.call([sys.executable, "-m", "libreyolo_profile.measure.trial_process", str(out / SPEC)],
-                                   stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno())
+            code = subprocess.call(
+                [sys.executable, "-m", "libreyolo_profile.measure.trial_process", str(out / SPEC)],
+                env={**os.environ, common.SAID_ENV: str(tmp / "warnings_said")},
+                stdin=subprocess.DEVNULL,
+                stdout=sys.stderr.fileno(),
+            )
             result = out / RESULT
             if code != 0 or not result.is_file():
                 raise _child_failure(out, trial, code)
             results.append(json.loads(result.read_text()))
         captures = [TrialCapture.from_json(r["capture"]) for r in results]
         first = results[0]
-        settings = dict(first["settings"], project=str(Path(opts.project).resolve()),
-                        trial_processes="fresh: each trial in its own process")
-        return common.publish(Path(opts.project) / label, kind=label, trials=captures,
-                              keep_trace=getattr(opts, "trace", True), command=list(argv), settings=settings,
-                              env=first["environment"], model=first["model"], marks=first["marks"],
-                              exist_ok=opts.exist_ok)
+        settings = dict(
+            first["settings"],
+            project=str(Path(opts.project).resolve()),
+            trial_processes="fresh: each trial in its own process",
+        )
+        return common.publish(
+            Path(opts.project) / label,
+            kind=label,
+            trials=captures,
+            keep_trace=getattr(opts, "trace", True),
+            command=list(argv),
+            settings=settings,
+            env=first["environment"],
+            model=first["model"],
+            marks=first["marks"],
+            exist_ok=opts.exist_ok,
+        )
+
+
+# error.json is made this long (spaces, which JSON ignores) before the child runs, and the child writes
+# its error over the start of it: on a full disk the error still has its room
+ERROR_ROOM = 4096
+
+
+def reserve(path: Path) -> None:
+    path.write_bytes(b" " * ERROR_ROOM)
+
+
+def write_reserved(path: Path, document: dict) -> None:
+    """`document` as JSON over the start of the reserved `path`, in place: needs no new space."""
+    text = json.dumps(document, ensure_ascii=True).encode()
+    if len(text) > ERROR_ROOM:
+        document = dict(document, error=str(document["error"])[: ERROR_ROOM // 2] + "…")
+        text = json.dumps(document, ensure_ascii=True).encode()
+    with open(path, "r+b" if path.is_file() else "wb") as handle:
+        handle.write(text.ljust(ERROR_ROOM))
+
+
+def _child_error(error: Path) -> dict | None:
+    try:
+        found = json.loads(error.read_bytes() or b"null")
+    except (OSError, ValueError):
+        return None
+    if isinstance(found, dict) and isinstance(found.get("error"), str) and isinstance(found.get("exit_code"), int):
+        return found
+    return None  # still the reserved blanks: the child died before it could say why
 
 
 def _child_failure(out: Path, trial: int, code: int) -> ProfileError:
     """The child's own error (its message and exit code), or what is known when it died without one."""
-    error = out / ERROR
-    if error.is_file():
-        with_code = json.loads(error.read_text())
-        return ProfileError(with_code["error"], int(with_code["exit_code"]))
+    with_code = _child_error(out / ERROR)
+    if with_code is not None:
+        return ProfileError(with_code["error"], with_code["exit_code"])
     if code in (130, -2):
         return ProfileError("interrupted during measurement: no profile written, existing files left as they were", 130)
-    return ProfileError(f"trial {trial + 1}'s process ended with exit code {code} before it wrote its result; "
-                        "no profile written", 3)
+    return ProfileError(
+        f"trial {trial + 1}'s process ended with exit code {code} before it wrote its result; no profile written", 3
+    )
 
 
 def hand_off(out: Path, captures: list, *, settings: dict, environment: dict, model: dict, marks: dict) -> None:
     """In the child: its one capture and the setup's records, for the parent."""
     (capture,) = captures
     capture.process = {"pid": os.getpid(), "fresh": True}
-    (out / RESULT).write_text(json.dumps({"capture": capture.to_json(), "settings": settings,
-                                          "environment": environment, "model": model, "marks": marks},
-                                         default=str))
+    (out / RESULT).write_text(
+        json.dumps(
+            {
+                "capture": capture.to_json(),
+                "settings": settings,
+                "environment": environment,
+                "model": model,
+                "marks": marks,
+            },
+            default=str,
+        )
+    )

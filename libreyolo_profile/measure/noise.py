@@ -47,7 +47,7 @@ def _process_ticks(pid: int) -> int | None:
         raw = (_PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
-    after_name = raw[raw.rfind(")") + 2:].split()  # the name may hold spaces and parentheses
+    after_name = raw[raw.rfind(")") + 2 :].split()  # the name may hold spaces and parentheses
     return sum(int(v) for v in after_name[11:15])
 
 
@@ -88,8 +88,7 @@ class LoadSampler:
     def _read(self) -> dict:
         ours: dict[int, int] = {}
         _tree_ticks(os.getpid(), ours)
-        return {"t": time.perf_counter(), "machine": _machine_ticks(), "ours": ours,
-                "load": _loadavg()}
+        return {"t": time.perf_counter(), "machine": _machine_ticks(), "ours": ours, "load": _loadavg()}
 
     def start(self) -> None:
         self._start = self._read()
@@ -100,9 +99,16 @@ class LoadSampler:
         begin = self._start
         wall_s = end["t"] - begin["t"]
         cpus = os.cpu_count() or 1
-        figures: dict = {"wall_s": round(wall_s, 3), "cpu_count": cpus,
-                         "loadavg_1m_start": begin["load"], "loadavg_1m_end": end["load"],
-                         "other_cpu_pct": None, "our_cpu_pct": None, "steal_pct": None, "unavailable": {}}
+        figures: dict = {
+            "wall_s": round(wall_s, 3),
+            "cpu_count": cpus,
+            "loadavg_1m_start": begin["load"],
+            "loadavg_1m_end": end["load"],
+            "other_cpu_pct": None,
+            "our_cpu_pct": None,
+            "steal_pct": None,
+            "unavailable": {},
+        }
         if begin["machine"] is None or end["machine"] is None:
             figures["unavailable"]["other_cpu_pct"] = "no /proc/stat on this system"
         else:
@@ -126,8 +132,9 @@ class LoadSampler:
         if gpu is not None:
             figures["gpu"] = {"start": self._gpu_start, "end": gpu}
         elif getattr(self.device, "type", "cpu") == "cuda":
-            figures["unavailable"]["gpu"] = ("GPU clocks and throttle reasons need NVML: install nvidia-ml-py "
-                                             "(module pynvml)")
+            figures["unavailable"]["gpu"] = (
+                "GPU clocks and throttle reasons need NVML: install nvidia-ml-py (module pynvml)"
+            )
         figures["ticks_per_second"] = _ticks_per_second()
         return figures
 
@@ -166,7 +173,10 @@ def _gpu_state(device) -> dict | None:
         sm = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
         sm_max = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
         mask = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
-        return {"sm_clock_mhz": sm, "sm_clock_max_mhz": sm_max,
-                "throttle_reasons": [name for bit, name in _THROTTLE_NAMES.items() if mask & bit]}
+        return {
+            "sm_clock_mhz": sm,
+            "sm_clock_max_mhz": sm_max,
+            "throttle_reasons": [name for bit, name in _THROTTLE_NAMES.items() if mask & bit],
+        }
     except Exception:  # NVML present but unusable (driver mismatch, no permission): no figures
         return None

@@ -26,8 +26,11 @@ MODULE_DEPTH = 2
 # option, named here with what it changes, and recorded in the profile (settings.departures and the
 # `departs_from_trainer` mark). field name -> (the CLI flag that departs, what the step then does differently)
 TRAINER_DEPARTURES: dict[str, tuple[str, str]] = {
-    "loss_item": ("--no-loss-item", "the trainer's per-step logging reads (loss.item() and the loss components' "
-                                    ".cpu()) are skipped, and with them the host/device sync they force every step"),
+    "loss_item": (
+        "--no-loss-item",
+        "the trainer's per-step logging reads (loss.item() and the loss components' "
+        ".cpu()) are skipped, and with them the host/device sync they force every step",
+    ),
 }
 
 
@@ -39,6 +42,14 @@ def check_at_least(name: str, value: int, minimum: int = 1) -> None:
 def check_fraction(name: str, value: float) -> None:
     if not 0.0 <= value <= 1.0:
         raise UsageError(f"--{name} {value}: must be within [0, 1]")
+
+
+def check_replaceable(project: Path, kind: str, exist_ok: bool) -> None:
+    """--exist-ok onto <project>/<kind> that is not a profile of ours: exit 2 now, before measuring."""
+    if exist_ok:
+        from libreyolo_profile.store.disk.owned import refuse_unless_ours
+
+        refuse_unless_ours(Path(project) / kind)
 
 
 @dataclass(frozen=True)
@@ -56,17 +67,19 @@ class InferOptions:
     conf: float = 0.25
     iou: float = 0.45
     max_det: int = 300
-    device: str = "0"
+    device: str = "auto"  # CUDA device 0 when present, else the CPU (cli.py says which)
     trace: bool = True
     project: Path = Path("runs/profile")
     overhead: bool = True
     exist_ok: bool = False
     module_depth: int = MODULE_DEPTH
     fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
+    memory: bool = False  # allocator events in the profiled window (torch.profiler profile_memory)
 
     def __post_init__(self) -> None:
         check_at_least("batch", self.batch)
         check_at_least("runs", self.runs)
+        check_replaceable(self.project, "infer", self.exist_ok)
         check_at_least("module-depth", self.module_depth, 0)
         check_at_least("warmup", self.warmup, 0)
         check_at_least("repeat", self.repeat)
@@ -90,15 +103,17 @@ class RunOptions:
     steps: int = 20
     warmup: int = 5
     repeat: int = 1
-    device: str = "0"
+    device: str = "auto"  # CUDA device 0 when present, else the CPU (cli.py says which)
     project: Path = Path("runs/profile")
     overhead: bool = True
     exist_ok: bool = False
     loss_item: bool = True  # False departs from the trainer: see TRAINER_DEPARTURES
     module_depth: int = MODULE_DEPTH
     fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
+    memory: bool = False  # allocator events in the profiled window (torch.profiler profile_memory)
 
     def __post_init__(self) -> None:
+        check_replaceable(self.project, "train", self.exist_ok)
         if self.batch != AUTO_BATCH:
             check_at_least("batch", self.batch)
         check_at_least("steps", self.steps)

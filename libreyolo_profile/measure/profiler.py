@@ -11,9 +11,11 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-# Profiler settings, chosen for low distortion: no shapes, stacks, modules or FLOP counting
-# (each adds per-op host cost; the CPU forward dispatches ~5,000 aten ops per call).
-PROFILER_OPTIONS = {"record_shapes": False, "with_stack": False, "with_modules": False, "with_flops": False}
+# Profiler settings, chosen for low distortion: no stacks, modules or FLOP counting (each adds per-op
+# host cost; the CPU forward dispatches ~5,000 aten ops per call). Shapes are recorded: the roofline
+# (sql/roofline_costs.sql) computes each op's FLOPs and bytes from them, and the headline comes
+# from unprofiled calls, so their host cost does not bend it.
+PROFILER_OPTIONS = {"record_shapes": True, "with_stack": False, "with_modules": False, "with_flops": False}
 
 
 def profiler_settings(device) -> dict:
@@ -61,8 +63,11 @@ def kineto_quiet() -> Iterator[None]:
             os.dup2(saved, 2)
             os.close(saved)
             sink.seek(0)
-            kept = [line for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True)
-                    if not _KINETO_NOISE.match(line)]
+            kept = [
+                line
+                for line in sink.read().decode("utf-8", "replace").splitlines(keepends=True)
+                if not _KINETO_NOISE.match(line)
+            ]
             if kept:
                 sys.stderr.write("".join(kept))
                 sys.stderr.flush()

@@ -24,7 +24,6 @@ events our ingest already reads, so the ops table, phases and every reader work 
 from __future__ import annotations
 
 import contextlib
-
 import json
 import os
 from pathlib import Path
@@ -39,8 +38,14 @@ RUNTIMES = {
     "torchscript": ("torch", None, "torch.jit"),
 }
 # exported formats LibreYOLO loads that `infer` does not profile (no runtime profiler wired here)
-UNSUPPORTED_SUFFIXES = {".engine": "TensorRT", ".tensorrt": "TensorRT", ".tflite": "TFLite", ".mnn": "MNN",
-                        ".pte": "ExecuTorch", ".mlpackage": "CoreML"}
+UNSUPPORTED_SUFFIXES = {
+    ".engine": "TensorRT",
+    ".tensorrt": "TensorRT",
+    ".tflite": "TFLite",
+    ".mnn": "MNN",
+    ".pte": "ExecuTorch",
+    ".mlpackage": "CoreML",
+}
 OP_PREFIX = {"onnx": "onnxruntime::", "openvino": "openvino::"}
 ANCHOR = {"onnx": "onnxruntime::run", "openvino": "openvino::infer"}
 
@@ -51,17 +56,21 @@ def export_format(path: Path) -> str | None:
     if path.is_dir():
         if (path / "model.xml").is_file():
             return "openvino"
-        raise UsageError(f"--weights {path}: a directory, but not an OpenVINO export (no model.xml); "
-                         "`infer` profiles .pt checkpoints, .onnx, .torchscript and OpenVINO directories")
+        raise UsageError(
+            f"--weights {path}: a directory, but not an OpenVINO export (no model.xml); "
+            "`infer` profiles .pt checkpoints, .onnx, .torchscript and OpenVINO directories"
+        )
     suffix = path.suffix.lower()
     if suffix == ".onnx":
         return "onnx"
     if suffix == ".torchscript":
         return "torchscript"
     if suffix in UNSUPPORTED_SUFFIXES:
-        raise UsageError(f"--weights {path}: {UNSUPPORTED_SUFFIXES[suffix]} exports are not profiled by "
-                         "libreyolo profile (supported: PyTorch .pt, ONNX Runtime .onnx, OpenVINO directories, "
-                         ".torchscript)")
+        raise UsageError(
+            f"--weights {path}: {UNSUPPORTED_SUFFIXES[suffix]} exports are not profiled by "
+            "libreyolo profile (supported: PyTorch .pt, ONNX Runtime .onnx, OpenVINO directories, "
+            ".torchscript)"
+        )
     return None
 
 
@@ -71,8 +80,10 @@ def require_runtime(fmt: str) -> None:
     try:
         __import__(module)
     except ImportError:
-        raise UsageError(f"profiling a {fmt} export needs {runtime}, which is not installed: "
-                         f'pip install "libreyolo-profile[{extra}]"') from None
+        raise UsageError(
+            f"profiling a {fmt} export needs {runtime}, which is not installed: "
+            f'pip install "libreyolo-profile[{extra}]"'
+        ) from None
 
 
 def load_export(path: Path, fmt: str, device) -> tuple[object, dict]:
@@ -86,8 +97,9 @@ def load_export(path: Path, fmt: str, device) -> tuple[object, dict]:
         backend = libreyolo.LibreYOLO(str(path), device=str(device))
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise UsageError(f"--weights {path}: LibreYOLO could not load this {fmt} export "
-                         f"({type(exc).__name__}: {first})") from None
+        raise UsageError(
+            f"--weights {path}: LibreYOLO could not load this {fmt} export ({type(exc).__name__}: {first})"
+        ) from None
     if getattr(backend, "task", "detect") != "detect":
         raise UsageError(f"--weights {path}: a {backend.task} export; `infer` profiles detection models")
     family_id = getattr(backend, "model_family", None)
@@ -102,9 +114,11 @@ def load_export(path: Path, fmt: str, device) -> tuple[object, dict]:
         "nb_classes": int(backend.nb_classes) if backend.nb_classes is not None else None,
         "input_size": _fixed_size(backend),
         "letterbox_pad": str(getattr(backend, "letterbox_pad", None)),
-        "call_scope": ("one call = LibreYOLO's backend: _preprocess per image (to a numpy blob) + concatenate | "
-                       f"_run_inference on {RUNTIMES[fmt][2]} | _postprocess per image (decoding and NMS); "
-                       "the ops table's rows come from `ops_source`"),
+        "call_scope": (
+            "one call = LibreYOLO's backend: _preprocess per image (to a numpy blob) + concatenate | "
+            f"_run_inference on {RUNTIMES[fmt][2]} | _postprocess per image (decoding and NMS); "
+            "the ops table's rows come from `ops_source`"
+        ),
     }
     return backend, info
 
@@ -168,8 +182,10 @@ class ExportCall:
         self.backend, self.fmt, self.imgsz = backend, fmt, imgsz
         self.conf, self.iou, self.max_det = conf, iou, max_det
         if batch > 1 and not backend._supports_batched_inference():
-            raise UsageError(f"--batch {batch}: this {fmt} export takes one image per call (fixed batch axis); "
-                             "use --batch 1 or re-export with a dynamic batch")
+            raise UsageError(
+                f"--batch {batch}: this {fmt} export takes one image per call (fixed batch axis); "
+                "use --batch 1 or re-export with a dynamic batch"
+            )
         self.profiler = _RUNTIME_PROFILERS[fmt](backend, tmp) if fmt in _RUNTIME_PROFILERS else None
         self._window = -1  # index of the profiled window (one per trial) the current call belongs to
         self._in_window = False
@@ -186,14 +202,15 @@ class ExportCall:
             if len(pre) == 1:
                 dets = [self._post(outputs, pre[0])]
             else:
-                dets = [self._post([o[i:i + 1] for o in outputs], p) for i, p in enumerate(pre)]
+                dets = [self._post([o[i : i + 1] for o in outputs], p) for i, p in enumerate(pre)]
         if annotate and self.profiler is not None:
             self.profiler.after_run()
         return dets
 
     def _post(self, outputs, pre) -> dict:
-        return self.backend._postprocess(outputs, self.conf, self.iou, pre[2], input_size=self.imgsz,
-                                         max_det=self.max_det, ratio=pre[3])
+        return self.backend._postprocess(
+            outputs, self.conf, self.iou, pre[2], input_size=self.imgsz, max_det=self.max_det, ratio=pre[3]
+        )
 
     def _forward(self, blob, annotate: bool) -> list:
         if self.profiler is None:
@@ -244,8 +261,16 @@ def _anchors(trace: dict, name: str) -> list[dict]:
 
 
 def _op_event(anchor: dict, name: str, ts: float, dur: float, args: dict) -> dict:
-    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": anchor.get("pid"), "tid": anchor.get("tid"),
-            "ts": round(ts, 3), "dur": round(dur, 3), "args": args}
+    return {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": name,
+        "pid": anchor.get("pid"),
+        "tid": anchor.get("tid"),
+        "ts": round(ts, 3),
+        "dur": round(dur, 3),
+        "args": args,
+    }
 
 
 def _rewrite(trace_path: Path, trace: dict) -> None:
@@ -290,35 +315,53 @@ class _OrtProfiler:
 
     def merge(self, trace_path: Path, window: int) -> dict:
         events = self._profile()
-        model_runs = sorted((e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"),
-                            key=lambda e: e["ts"])
+        model_runs = sorted(
+            (e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"), key=lambda e: e["ts"]
+        )
         if len(model_runs) != len(self.runs):
-            raise ProfileError(f"ONNX Runtime's profile has {len(model_runs)} runs but {len(self.runs)} were made; "
-                               "its node times cannot be matched to the window", 3)
-        runs = [r for r, w in zip(model_runs, self.runs) if w == window]
-        nodes = sorted((e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
-                       key=lambda e: e["ts"])
+            raise ProfileError(
+                f"ONNX Runtime's profile has {len(model_runs)} runs but {len(self.runs)} were made; "
+                "its node times cannot be matched to the window",
+                3,
+            )
+        runs = [r for r, w in zip(model_runs, self.runs, strict=False) if w == window]
+        nodes = sorted(
+            (e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")),
+            key=lambda e: e["ts"],
+        )
         with open(trace_path, encoding="utf-8") as fh:
             trace = json.load(fh)
         anchors = _anchors(trace, ANCHOR["onnx"])
         if len(anchors) != len(runs):
-            raise ProfileError(f"the trace has {len(anchors)} {ANCHOR['onnx']} ranges but ONNX Runtime recorded "
-                               f"{len(runs)} runs in this window", 3)
+            raise ProfileError(
+                f"the trace has {len(anchors)} {ANCHOR['onnx']} ranges but ONNX Runtime recorded "
+                f"{len(runs)} runs in this window",
+                3,
+            )
         added = []
-        for anchor, run in zip(anchors, runs):
+        for anchor, run in zip(anchors, runs, strict=False):
             start, end = run["ts"], run["ts"] + run["dur"]
             for node in nodes:
                 if start <= node["ts"] and node["ts"] + node["dur"] <= end:
                     args = node.get("args") or {}
-                    added.append(_op_event(anchor, OP_PREFIX["onnx"] + str(args.get("op_name", "?")),
-                                           float(anchor["ts"]) + (node["ts"] - start), node["dur"],
-                                           {"provider": args.get("provider"),
-                                            "node": node["name"][:-len("_kernel_time")]}))
+                    added.append(
+                        _op_event(
+                            anchor,
+                            OP_PREFIX["onnx"] + str(args.get("op_name", "?")),
+                            float(anchor["ts"]) + (node["ts"] - start),
+                            node["dur"],
+                            {"provider": args.get("provider"), "node": node["name"][: -len("_kernel_time")]},
+                        )
+                    )
         trace["traceEvents"].extend(added)
         _rewrite(trace_path, trace)
-        return {"ops_source": (f"ONNX Runtime profiler (SessionOptions.enable_profiling), {self.provider}: "
-                               f"{len(added)} node kernel times over {len(runs)} runs as onnxruntime::<op type> ops"),
-                "execution_provider": self.provider}
+        return {
+            "ops_source": (
+                f"ONNX Runtime profiler (SessionOptions.enable_profiling), {self.provider}: "
+                f"{len(added)} node kernel times over {len(runs)} runs as onnxruntime::<op type> ops"
+            ),
+            "execution_provider": self.provider,
+        }
 
 
 class _OpenVinoProfiler:
@@ -353,8 +396,11 @@ class _OpenVinoProfiler:
         request = getattr(self.compiled, "_infer_request", None)
         if request is None:
             raise ProfileError("OpenVINO's compiled model exposes no infer request to read counters from", 3)
-        layers = [(p.node_name, p.node_type, p.exec_type, p.real_time.total_seconds() * 1e6)
-                  for p in request.get_profiling_info() if str(p.status).endswith("EXECUTED")]
+        layers = [
+            (p.node_name, p.node_type, p.exec_type, p.real_time.total_seconds() * 1e6)
+            for p in request.get_profiling_info()
+            if str(p.status).endswith("EXECUTED")
+        ]
         self.counters.append(layers)
         self._pending = False
 
@@ -365,25 +411,37 @@ class _OpenVinoProfiler:
             trace = json.load(fh)
         anchors = _anchors(trace, ANCHOR["openvino"])
         if len(anchors) != len(window_runs):
-            raise ProfileError(f"the trace has {len(anchors)} {ANCHOR['openvino']} ranges but OpenVINO counted "
-                               f"{len(window_runs)} runs in this window", 3)
+            raise ProfileError(
+                f"the trace has {len(anchors)} {ANCHOR['openvino']} ranges but OpenVINO counted "
+                f"{len(window_runs)} runs in this window",
+                3,
+            )
         added, over = [], 0
-        for anchor, index in zip(anchors, window_runs):
+        for anchor, index in zip(anchors, window_runs, strict=False):
             t = float(anchor["ts"])
             for layer, layer_type, exec_type, micros in self.counters[index]:
-                added.append(_op_event(anchor, OP_PREFIX["openvino"] + layer_type, t, micros,
-                                       {"layer": layer, "exec_type": exec_type}))
+                added.append(
+                    _op_event(
+                        anchor, OP_PREFIX["openvino"] + layer_type, t, micros, {"layer": layer, "exec_type": exec_type}
+                    )
+                )
                 t += micros
             over += t > float(anchor["ts"]) + float(anchor["dur"])
         trace["traceEvents"].extend(added)
         _rewrite(trace_path, trace)
-        note = (f"; in {over} of {len(anchors)} runs the layers' real_time sum exceeded the call's host range"
-                if over else "")
-        return {"ops_source": (f"OpenVINO per-layer performance counters (PERF_COUNT) on {self.device}: "
-                               f"{len(added)} executed layers over {len(anchors)} runs as openvino::<layer type> "
-                               "ops, laid end to end from each call's start (durations measured, positions not)"
-                               + note),
-                "execution_provider": self.device}
+        note = (
+            f"; in {over} of {len(anchors)} runs the layers' real_time sum exceeded the call's host range"
+            if over
+            else ""
+        )
+        return {
+            "ops_source": (
+                f"OpenVINO per-layer performance counters (PERF_COUNT) on {self.device}: "
+                f"{len(added)} executed layers over {len(anchors)} runs as openvino::<layer type> "
+                "ops, laid end to end from each call's start (durations measured, positions not)" + note
+            ),
+            "execution_provider": self.device,
+        }
 
 
 _RUNTIME_PROFILERS = {"onnx": _OrtProfiler, "openvino": _OpenVinoProfiler}

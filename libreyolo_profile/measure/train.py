@@ -32,18 +32,18 @@ from libreyolo_profile.errors import EXIT_NO_PROFILE, ProfileError
 from libreyolo_profile.measure import common, profiler
 from libreyolo_profile.measure.common import MeasuredProfile, note
 from libreyolo_profile.measure.dataset import resolve_dataset, too_small_message
-from libreyolo_profile.measure.options import RunOptions
-from libreyolo_profile.measure.train_step import TrainStep
-from libreyolo_profile.measure.train_model import SEED
 from libreyolo_profile.measure.noise import LoadSampler
+from libreyolo_profile.measure.options import RunOptions
+from libreyolo_profile.measure.train_model import SEED
+from libreyolo_profile.measure.train_step import TrainStep
 from libreyolo_profile.measure.trials import Block, TrialRunner, seed_everything
 from libreyolo_profile.store.document import marks as mark
-
 
 
 @dataclass
 class Training:
     """What setup built for the trials: the model, LibreYOLO's trainer and its loader, the step."""
+
     device: object
     cfg: dict
     model_info: dict
@@ -51,6 +51,7 @@ class Training:
     imgsz: int
     batch: int
     batch_rule: str | None
+    batch_probe: list | None  # --batch -1: the memory measured per probed batch size
     amp_active: bool
     trainer: object
     step: TrainStep
@@ -58,8 +59,9 @@ class Training:
     full_batches: int
 
 
-def profile_run(opts: RunOptions, argv: list[str], *, only_trial: int | None = None,
-                hand_off_to: Path | None = None) -> MeasuredProfile | None:
+def profile_run(
+    opts: RunOptions, argv: list[str], *, only_trial: int | None = None, hand_off_to: Path | None = None
+) -> MeasuredProfile | None:
     """Measure `opts.repeat` trials of training and write the profile; returns where it went. With
     `only_trial` (a trial's own process, measure/isolated.py), measure that one trial and hand it to
     `hand_off_to`."""
@@ -76,17 +78,34 @@ def profile_run(opts: RunOptions, argv: list[str], *, only_trial: int | None = N
         return measure_in_processes("train", opts, argv)
     with common.workspace(opts.project, "train") as tmp:
         training = set_up(opts, cfg, device, tmp)
-        trials = [measure_trial(training, opts, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial)
-                  for trial in (range(opts.repeat) if only_trial is None else [only_trial])]
+        trials = [
+            measure_trial(training, opts, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial)
+            for trial in (range(opts.repeat) if only_trial is None else [only_trial])
+        ]
         env = common.environment(device)
         if hand_off_to is not None:
             from libreyolo_profile.measure.isolated import hand_off
 
-            return hand_off(hand_off_to, trials, settings=_settings(opts, training), environment=env,
-                            model=training.model_info, marks=training.marks)
-        return common.publish(Path(opts.project) / "train", kind="train", trials=trials, keep_trace=True,
-                              command=list(argv), settings=_settings(opts, training), env=env,
-                              model=training.model_info, marks=training.marks, exist_ok=opts.exist_ok)
+            return hand_off(
+                hand_off_to,
+                trials,
+                settings=_settings(opts, training),
+                environment=env,
+                model=training.model_info,
+                marks=training.marks,
+            )
+        return common.publish(
+            Path(opts.project) / "train",
+            kind="train",
+            trials=trials,
+            keep_trace=True,
+            command=list(argv),
+            settings=_settings(opts, training),
+            env=env,
+            model=training.model_info,
+            marks=training.marks,
+            exist_ok=opts.exist_ok,
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,7 +138,9 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
     amp_active = opts.amp and device.type == "cuda"
     autocast_dtype = torch.float16 if amp_active else None
     wrapper, model_info, marks, imgsz = _build_model(opts, cfg, device, tmp)
-    batch, batch_rule = _pick_batch(opts, wrapper, imgsz, device, autocast_dtype, len(cfg["train_img_files"]))
+    batch, batch_rule, batch_probe = _pick_batch(
+        opts, wrapper, imgsz, device, autocast_dtype, len(cfg["train_img_files"])
+    )
     if opts.amp and not amp_active:
         marks[mark.AMP_INACTIVE] = mark.amp_inactive(device.type)
     if opts.departures:
@@ -129,11 +150,21 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
     full_batches = check_loader_supply(opts, available, batch)
     if amp_active and trainer.scaler is None:  # pragma: no cover - LibreYOLO decides
         amp_active, autocast_dtype = False, None
-    return Training(device=device, cfg=cfg, model_info=model_info, marks=marks, imgsz=imgsz, batch=batch,
-                    batch_rule=batch_rule, amp_active=amp_active, trainer=trainer,
-                    step=TrainStep(trainer, device, autocast_dtype, loss_item=opts.loss_item,
-                                   module_depth=opts.module_depth), available=available,
-                    full_batches=full_batches)
+    return Training(
+        device=device,
+        cfg=cfg,
+        model_info=model_info,
+        marks=marks,
+        imgsz=imgsz,
+        batch=batch,
+        batch_rule=batch_rule,
+        batch_probe=batch_probe,
+        amp_active=amp_active,
+        trainer=trainer,
+        step=TrainStep(trainer, device, autocast_dtype, loss_item=opts.loss_item, module_depth=opts.module_depth),
+        available=available,
+        full_batches=full_batches,
+    )
 
 
 def _build_model(opts: RunOptions, cfg: dict, device, tmp: Path):
@@ -146,18 +177,23 @@ def _build_model(opts: RunOptions, cfg: dict, device, tmp: Path):
 def _pick_batch(opts: RunOptions, wrapper, imgsz: int, device, autocast_dtype, images: int):
     """(batch, the rule that picked it): --batch as given, or measured for --batch -1."""
     if not opts.auto_batch:
-        return opts.batch, None
+        return opts.batch, None, None
     from libreyolo_profile.measure.autobatch import auto_batch
 
     with common.status("--batch -1: probing memory per image"):
-        batch, rule = auto_batch(wrapper.model, imgsz, device, autocast_dtype, images // opts.steps_per_trial)
+        batch, rule, probed = auto_batch(wrapper.model, imgsz, device, autocast_dtype, images // opts.steps_per_trial)
+    if probed:
+        note(
+            "--batch -1 probe, memory per batch size: "
+            + ", ".join(f"batch {p['batch']}: {p['memory_mb']:,.0f} MiB" for p in probed)
+            + f" ({probed[0]['measure']})"
+        )
     note(f"--batch -1 → {batch} ({rule})")
     seed_everything(SEED, device)  # the probe drew from the RNG: start the pipeline where it would have
-    return batch, rule
+    return batch, rule, probed
 
 
-def _build_trainer(opts: RunOptions, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device,
-                   tmp: Path):
+def _build_trainer(opts: RunOptions, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path):
     from libreyolo_profile.measure import train_model
 
     return train_model.build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp)
@@ -178,8 +214,11 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
     trial_seed = SEED + 1 + trial
     total = opts.steps_per_trial * (2 if opts.overhead else 1)
     load = LoadSampler(device)
-    with common.progress(f"{label}: warmup {opts.warmup}, {opts.steps} profiled steps of batch {training.batch}"
-                         + (", and the same steps unprofiled" if opts.overhead else ""), total) as advance:
+    with common.progress(
+        f"{label}: warmup {opts.warmup}, {opts.steps} profiled steps of batch {training.batch}"
+        + (", and the same steps unprofiled" if opts.overhead else ""),
+        total,
+    ) as advance:
         runner = TrialRunner(device, advance)
         load.start()
         plain = None
@@ -191,7 +230,7 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
         step.begin_pass(training.trainer.train_loader)
         runner.warmup(step, opts.warmup)
         retries = profiler.cuda_memory_reset(device)
-        prof = profiler.make_profiler(device)
+        prof = profiler.make_profiler(device, profile_memory=opts.memory)  # the profiled window only
         window = runner.profiled_window(step, opts.steps, prof, sync_last=True)
         mem = profiler.cuda_memory_capture(device, retries)
         step.end_pass()
@@ -249,6 +288,7 @@ def _settings(opts: RunOptions, training: Training) -> dict:
         "batch": training.batch,
         "batch_requested": opts.batch,
         "batch_rule": training.batch_rule,
+        "batch_probe": training.batch_probe,
         "imgsz": training.imgsz,
         "imgsz_requested": opts.imgsz,
         "workers": opts.workers,
@@ -269,21 +309,31 @@ def _settings(opts: RunOptions, training: Training) -> dict:
         "ema": trainer.ema_model is not None,
         "scheduler": str(getattr(trainer.config, "scheduler", None)),
         "images_per_trial": (warmup + steps) * training.batch,
-        "window": (f"{warmup} warmup + {steps} measured batches from one fresh shuffled pass over "
-                   f"{training.available} training images ({training.full_batches} full batches, last incomplete "
-                   "batch dropped); no validation, checkpoint or epoch boundary inside"),
-        "step_scope": ("LibreYOLO's trainer step in its order: dataload (next batch) | to_device | forward+loss"
-                       + (" (CUDA autocast float16)" if amp_active else "")
-                       + " | backward: zero_grad, backward (+ the trainer's clipping if configured)"
-                       + " | optimizer: optimizer step + EMA update"
-                       + (" + loss.item() and loss-component logging reads" if opts.loss_item else "")
-                       + " + LR/momentum schedule"),
-        "synchronization": ("one device synchronize at the end of the last measured step"
-                            + ("; GradScaler.step checks for inf/nan on the host every step (LibreYOLO's fp16 AMP path)"
-                               if amp_active else "")
-                            + _logging_reads(opts.loss_item)),
+        "window": (
+            f"{warmup} warmup + {steps} measured batches from one fresh shuffled pass over "
+            f"{training.available} training images ({training.full_batches} full batches, last incomplete "
+            "batch dropped); no validation, checkpoint or epoch boundary inside"
+        ),
+        "step_scope": (
+            "LibreYOLO's trainer step in its order: dataload (next batch) | to_device | forward+loss"
+            + (" (CUDA autocast float16)" if amp_active else "")
+            + " | backward: zero_grad, backward (+ the trainer's clipping if configured)"
+            + " | optimizer: optimizer step + EMA update"
+            + (" + loss.item() and loss-component logging reads" if opts.loss_item else "")
+            + " + LR/momentum schedule"
+        ),
+        "synchronization": (
+            "one device synchronize at the end of the last measured step"
+            + (
+                "; GradScaler.step checks for inf/nan on the host every step (LibreYOLO's fp16 AMP path)"
+                if amp_active
+                else ""
+            )
+            + _logging_reads(opts.loss_item)
+        ),
         "loss_item": opts.loss_item,
         "module_depth": opts.module_depth,
+        "profile_memory": opts.memory,
         "departures": list(opts.departures),
         "torch_threads": torch.get_num_threads(),
         "profiler": profiler.profiler_settings(training.device),
@@ -299,13 +349,26 @@ def _logging_reads(loss_item: bool) -> str:
 def _optimizer_desc(trainer) -> dict:
     opt = trainer.optimizer
     groups = [{"params": len(g["params"]), "weight_decay": g.get("weight_decay")} for g in opt.param_groups]
-    return {"name": type(opt).__name__, "lr0": getattr(trainer.config, "lr0", None),
-            "momentum": getattr(trainer.config, "momentum", None), "nesterov": getattr(trainer.config, "nesterov", None),
-            "groups": groups}
+    return {
+        "name": type(opt).__name__,
+        "lr0": getattr(trainer.config, "lr0", None),
+        "momentum": getattr(trainer.config, "momentum", None),
+        "nesterov": getattr(trainer.config, "nesterov", None),
+        "groups": groups,
+    }
 
 
-def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: Block | None, machine: dict,
-             steps: int, plain_first: bool, device):
+def _capture(
+    trace_path: Path,
+    batch: int,
+    mem: dict,
+    window: Block,
+    plain: Block | None,
+    machine: dict,
+    steps: int,
+    plain_first: bool,
+    device,
+):
     from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
 
     extra = {
@@ -315,17 +378,30 @@ def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: Bloc
     }
     if device.type == "cpu":
         extra["peak_rss_mb"] = profiler.peak_rss_mb()
-        extra["peak_rss_note"] = ("process peak resident set size since start (interpreter, libraries, model, "
-                                  "dataset and every tensor), not an allocator peak")
+        extra["peak_rss_note"] = (
+            "process peak resident set size since start (interpreter, libraries, model, "
+            "dataset and every tensor), not an allocator peak"
+        )
     unprofiled = None
     if plain is not None:
         extra["unprofiled_step_ms"] = [round(v, 3) for v in plain.call_ms]
         extra["unprofiled_window_ms"] = round(plain.wall_ms, 3)
         unprofiled = UnprofiledTiming.of_blocks(
-            [plain], images_per_call=batch,
-            where=(f"the trial's {steps} steps replayed without the profiler "
-                   f"{'before' if plain_first else 'after'} the profiled pass, from the same start state "
-                   "(weights, optimizer, EMA, scaler, LR schedule and RNG restored, so the same batches come out)"))
-    return TrialCapture(trace_path=trace_path, images_per_step=batch, profiled_step_ms=window.wall_ms / steps,
-                        profiled_window_ms=window.wall_ms, unprofiled=unprofiled, machine=machine, extra=extra,
-                        **mem)
+            [plain],
+            images_per_call=batch,
+            where=(
+                f"the trial's {steps} steps replayed without the profiler "
+                f"{'before' if plain_first else 'after'} the profiled pass, from the same start state "
+                "(weights, optimizer, EMA, scaler, LR schedule and RNG restored, so the same batches come out)"
+            ),
+        )
+    return TrialCapture(
+        trace_path=trace_path,
+        images_per_step=batch,
+        profiled_step_ms=window.wall_ms / steps,
+        profiled_window_ms=window.wall_ms,
+        unprofiled=unprofiled,
+        machine=machine,
+        extra=extra,
+        **mem,
+    )

@@ -1,11 +1,11 @@
 """The model and trainer of `libreyolo profile run`, built the way the family's own `train()` builds
 them, for any LibreYOLO detection family whose trainer runs BaseTrainer's step loop.
 
-LibreYOLO9 and YOLO9-P2 (as `LibreYOLO9.train()`): seed, class head re-built for the dataset's nc,
-and for plain LibreYOLO9 the PGI aux branch attached (aux_weight 0.25, the training default). Every other family (as its `train()`:
-YOLOX, RTMDet, PP-YOLOE, YOLO-NAS, …): class head re-built for the dataset's nc, the dataset's
-names, then seed. Then the family's own trainer (`families.trainer_class`) with `setup()`, its save
-directory inside the run's temporary directory.
+LibreYOLO9 and YOLO9-P2 (as `LibreYOLO9.train()`): seed, class head re-built for the dataset's nc, and
+for plain LibreYOLO9 the PGI aux branch attached (aux_weight 0.25, the training default). Every other
+family (as its `train()`: YOLOX, RTMDet, PP-YOLOE, YOLO-NAS, …): class head re-built for the dataset's
+nc, the dataset's names, then seed. Then the family's own trainer (`families.trainer_class`) with
+`setup()`, its save directory inside the run's temporary directory.
 """
 
 from __future__ import annotations
@@ -26,14 +26,18 @@ def build(opts, cfg: dict, device, tmp: Path):
         wrapper, model_info, marks = adapter.build_model(opts.weights, opts.size, device, tmp)
     name = f"{model_info.get('family')}-{model_info.get('size')}"
     if model_info["format"] != "pytorch":
-        raise ProfileError(f"--weights {opts.weights}: a {model_info['format']} export of {name}; exports are "
-                           "inference-only: `libreyolo profile run` trains PyTorch checkpoints (use `infer` for this "
-                           "file)", 2)
+        raise ProfileError(
+            f"--weights {opts.weights}: a {model_info['format']} export of {name}; exports are "
+            "inference-only: `libreyolo profile run` trains PyTorch checkpoints (use `infer` for this "
+            "file)",
+            2,
+        )
     model_info["trainer"] = families.trainer_class(wrapper).__name__
     yolo9_training, pgi_aux = families.uses_yolo9_training(wrapper), families.attaches_pgi_aux(wrapper)
     if opts.auto_batch and not pgi_aux:
-        raise ProfileError(f"--batch -1 probes memory with LibreYOLO9's loss and target format, not {name}'s; "
-                           "pass --batch N", 2)
+        raise ProfileError(
+            f"--batch -1 probes memory with LibreYOLO9's loss and target format, not {name}'s; pass --batch N", 2
+        )
     imgsz = adapter.round_imgsz(wrapper, opts.imgsz)
     nc = int(cfg["nc"])
     model_info["nb_classes_checkpoint"] = int(wrapper.nb_classes)
@@ -56,11 +60,19 @@ def build(opts, cfg: dict, device, tmp: Path):
     model_info["nb_classes"] = nc
     model_info["parameter_count"] = adapter.parameter_count(wrapper.model)
     flops, why = _flops(wrapper, imgsz, device)
-    model_info.update({"input_shape": [1, 3, imgsz, imgsz], "flops": flops, "flops_imgsz": [imgsz, imgsz],
-                       "flops_scope": ("one image's inference forward (eval mode, no loss, no aux branch) at the "
-                                       "training imgsz, counted by torch.utils.flop_counter (2 FLOPs per "
-                                       "multiply-accumulate of convolutions, matmuls and attention)"),
-                       "ops_source": "torch profiler (aten ops)"})
+    model_info.update(
+        {
+            "input_shape": [1, 3, imgsz, imgsz],
+            "flops": flops,
+            "flops_imgsz": [imgsz, imgsz],
+            "flops_scope": (
+                "one image's inference forward (eval mode, no loss, no aux branch) at the "
+                "training imgsz, counted by torch.utils.flop_counter (2 FLOPs per "
+                "multiply-accumulate of convolutions, matmuls and attention)"
+            ),
+            "ops_source": "torch profiler (aten ops)",
+        }
+    )
     if why:
         model_info["flops_null_reason"] = why
     return wrapper, model_info, marks, imgsz
@@ -77,19 +89,35 @@ def _flops(wrapper, imgsz: int, device):
 def build_trainer(opts, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path):
     """The family's own trainer, set up (dataset, loader, optimizer, schedule, EMA, scaler)."""
     trainer_cls = families.trainer_class(wrapper)
-    with common.status(f"building LibreYOLO's training pipeline ({trainer_cls.__name__}: dataset, loader, "
-                       "optimizer, EMA)"):
+    with common.status(
+        f"building LibreYOLO's training pipeline ({trainer_cls.__name__}: dataset, loader, optimizer, EMA)"
+    ):
         trainer = trainer_cls(
-            model=wrapper.model, wrapper_model=wrapper, size=model_info["size"], num_classes=cfg["nc"],
-            data=str(Path(cfg["yaml_file"]).resolve()), batch=batch, imgsz=imgsz, workers=opts.workers,
-            device=str(device), project=str(tmp / "trainer"), name="setup", exist_ok=True,
-            amp=opts.amp, amp_dtype="float16", seed=SEED)
+            model=wrapper.model,
+            wrapper_model=wrapper,
+            size=model_info["size"],
+            num_classes=cfg["nc"],
+            data=str(Path(cfg["yaml_file"]).resolve()),
+            batch=batch,
+            imgsz=imgsz,
+            workers=opts.workers,
+            device=str(device),
+            project=str(tmp / "trainer"),
+            name="setup",
+            exist_ok=True,
+            amp=opts.amp,
+            amp_dtype="float16",
+            seed=SEED,
+        )
         try:
             trainer.setup()
         except ProfileError:
             raise
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [""])[0][:300]
-            raise ProfileError(f"{model_info.get('family')}-{model_info.get('size')}: LibreYOLO's "
-                               f"{trainer_cls.__name__}.setup() failed ({type(exc).__name__}: {first})", 2) from None
+            raise ProfileError(
+                f"{model_info.get('family')}-{model_info.get('size')}: LibreYOLO's "
+                f"{trainer_cls.__name__}.setup() failed ({type(exc).__name__}: {first})",
+                2,
+            ) from None
     return trainer

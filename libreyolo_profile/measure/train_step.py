@@ -143,8 +143,12 @@ class TrainStep:
             "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
             "optimizer": copy.deepcopy(self.optimizer.state_dict()),
             "iteration": self.iteration,
-            "rng": (random.getstate(), _np_state(), torch.get_rng_state(),
-                    torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None),
+            "rng": (
+                random.getstate(),
+                _np_state(),
+                torch.get_rng_state(),
+                torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None,
+            ),
         }
         if self.ema is not None:
             snap["ema"] = ({k: v.detach().clone() for k, v in self.ema.ema.state_dict().items()}, self.ema.updates)
@@ -181,8 +185,9 @@ def _fails_as_usage(trainer, what: str):
         yield
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise ProfileError(f"{type(trainer).__name__}: LibreYOLO's training {what} failed "
-                           f"({type(exc).__name__}: {first})", 2) from None
+        raise ProfileError(
+            f"{type(trainer).__name__}: LibreYOLO's training {what} failed ({type(exc).__name__}: {first})", 2
+        ) from None
 
 
 def _np_state():

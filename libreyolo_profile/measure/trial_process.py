@@ -14,7 +14,7 @@ from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError
 from libreyolo_profile.measure import common
-from libreyolo_profile.measure.isolated import ERROR, options_from_json
+from libreyolo_profile.measure.isolated import ERROR, options_from_json, write_reserved
 
 
 def main(spec_path: Path) -> int:
@@ -33,17 +33,26 @@ def main(spec_path: Path) -> int:
 
             profile_run(opts, spec["argv"], only_trial=spec["trial"], hand_off_to=out)
     except ProfileError as exc:
-        (out / ERROR).write_text(json.dumps({"error": str(exc), "exit_code": exc.exit_code}))
-        return exc.exit_code
+        return _report(out, str(exc), exc.exit_code)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # the parent prints it as one line, as the CLI would
         if os.environ.get("LIBREYOLO_PROFILE_DEBUG"):
             raise
-        message = f"unexpected error in trial {spec['trial'] + 1}'s process: {type(exc).__name__}: {exc}"
-        (out / ERROR).write_text(json.dumps({"error": message, "exit_code": 3}))
-        return 3
+        full = common.disk_error(exc, out) if isinstance(exc, OSError) else None
+        if full is not None:
+            return _report(out, full.message, full.exit_code)
+        return _report(out, f"unexpected error in trial {spec['trial'] + 1}'s process: {type(exc).__name__}: {exc}", 3)
     return 0
+
+
+def _report(out: Path, message: str, exit_code: int) -> int:
+    """The error for the parent, in the room it reserved (measure/isolated.py); never a traceback."""
+    try:
+        write_reserved(out / ERROR, {"error": message, "exit_code": exit_code})
+    except OSError:
+        pass  # nowhere to say it: the parent reports the exit code
+    return exit_code
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ class Block:
     """A timed stretch of calls. `call_ms`: each call's time (CUDA events on a GPU, the host clock on
     the CPU); `wall_ms`: the block's host wall time, ending when the device is done; `stage_ms`: per
     phase, each call's host time in it (unprofiled blocks only); `clock`: which clock timed the calls."""
+
     call_ms: list[float]
     wall_ms: float
     stage_ms: dict[str, list[float]] = field(default_factory=dict)
@@ -96,8 +97,7 @@ class TrialRunner:
         if self.cuda:
             import torch
 
-            events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                      for _ in indices]
+            events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in indices]
         host_ms = []
         _stage_timer = stages
         try:
@@ -116,8 +116,12 @@ class TrialRunner:
         finally:
             _stage_timer = None
         if self.cuda:
-            return Block([start.elapsed_time(end) for start, end in events], wall_ms, stages,
-                         "CUDA events on the current stream (synchronized at the block's edges)")
+            return Block(
+                [start.elapsed_time(end) for start, end in events],
+                wall_ms,
+                stages,
+                "CUDA events on the current stream (synchronized at the block's edges)",
+            )
         return Block(host_ms, wall_ms, stages)
 
     def profiled_window(self, call: Call, count: int, profiler, *, sync_last: bool = False) -> Block:
