@@ -6,8 +6,8 @@ Each command hands its validated arguments to one module (a reader in `readers/`
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -15,11 +15,14 @@ from typing import Optional
 import click
 import typer
 
+import libreyolo_profile as lp  # the Python API: the readers' commands open their profile through it
 from libreyolo_profile.cli_arguments import screen_arguments
 from libreyolo_profile.cli_errors import first_paragraph as _first_paragraph
 from libreyolo_profile.cli_errors import interrupted as _interrupted
+from libreyolo_profile.cli_roofline import ROOFLINE_WHAT_IF_HELP, roofline_cmd, what_if_at_roofline
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
 from libreyolo_profile.output.textsafe import write_error
+from libreyolo_profile.stopping import EXIT_TERMINATED, Terminated
 
 # typer >= 0.22 vendors click (typer._click): its usage errors (bad option value, unknown option,
 # unreadable path) are not click.ClickException and must still exit 2
@@ -37,8 +40,24 @@ def _flags_show_no_type(option_class) -> None:
     option_class.display_type_rich = display_type_rich
 
 
+def _types_in_words(param_class) -> None:
+    """typer names a repeated argument's type the Python way (`<list[Path]>`); help shows `<path>` (the
+    argument's `...` already says it repeats)."""
+    display_type = param_class.display_type_rich
+
+    def display_type_rich(self, ctx):
+        shown = display_type(self, ctx)
+        if isinstance(shown, str) and shown.startswith("<list[") and shown.endswith("]>"):
+            return f"<{shown[len('<list[') : -len(']>')].lower()}>"
+        return shown
+
+    param_class.display_type_rich = display_type_rich
+
+
 # typer has no setting for it: its rich help asks every option for a type to print
 _flags_show_no_type(typer.core.TyperOption)
+_types_in_words(typer.core.TyperArgument)
+_types_in_words(typer.core.TyperOption)
 
 app = typer.Typer(
     add_completion=False,
@@ -47,14 +66,38 @@ app = typer.Typer(
     help="Measure where the time goes in LibreYOLO training and inference, and read it back.",
 )
 
-TRACE_HELP = "profile.json, profile_repeat.json, profile_trace.json, a profile directory, or any PyTorch profiler trace (.json/.json.gz)"
+TRACE_HELP = (
+    "profile.json, profile_repeat.json, profile_trace.json, a profile directory, "
+    "or any PyTorch profiler trace (.json/.json.gz)"
+)
 JSON_HELP = "print one JSON document on stdout and nothing else"
+DEVICE_HELP = "device: 0, cuda:N or cpu; auto: CUDA device 0 where CUDA is present, else the CPU (with a note)"
 FRESH_HELP = "--repeat N: each trial in its own fresh process (the spread then includes process-to-process drift)"
+# the cost: benchmarks/bench_memory_cost.py (its docstring says how it is measured)
+MEMORY_HELP = (
+    "record allocator events (torch.profiler profile_memory, CPU and CUDA) in the profiled window only, "
+    "for `libreyolo profile memory`; the headline stays unprofiled. Measured cost to the profiled window "
+    "(benchmarks/bench_memory_cost.py, CPU infer, one thread, ~3,300 allocator events per call): "
+    "+4% CPU time per call at 640 px, +9% at 320 px"
+)
 EXIST_OK_HELP = "replace the profile in <project>/<kind> instead of writing the next free <kind>2, <kind>3, …"
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from libreyolo_profile import __version__
+
+        typer.echo(f"libreyolo-profile {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _group(ctx: typer.Context) -> None:
+def _group(
+    ctx: typer.Context,
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version, help="print the version and exit"
+    ),
+) -> None:
     # `libreyolo profile` alone lists the subcommands and exits 0 (not click's usage exit 2).
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
@@ -77,26 +120,51 @@ def run_cmd(
     steps: int = typer.Option(20, help="steps measured"),
     warmup: int = typer.Option(5, help="warmup steps before measuring"),
     repeat: int = typer.Option(1, help="repeat N times for mean and standard deviation"),
-    device: str = typer.Option("0", help="device: 0, cuda:N or cpu"),
+    device: str = typer.Option("auto", help=DEVICE_HELP),
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
-    overhead: bool = typer.Option(True, "--overhead/--no-overhead", help="time an unprofiled pass to record profiler_overhead_pct"),
+    overhead: bool = typer.Option(
+        True, "--overhead/--no-overhead", help="time an unprofiled pass to record profiler_overhead_pct"
+    ),
     report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
     exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    loss_item: bool = typer.Option(True, "--loss-item/--no-loss-item",
-                                   help="keep the trainer's per-step loss.item() logging (a device sync); "
-                                        "--no-loss-item departs from the trainer and is recorded in the profile"),
-    module_depth: int = typer.Option(2, help="named ranges for the model's modules down to this depth "
-                                              "(1: backbone, neck, head; 2: also their blocks; 0: off)"),
+    loss_item: bool = typer.Option(
+        True,
+        "--loss-item/--no-loss-item",
+        help="keep the trainer's per-step loss.item() logging (a device sync); "
+        "--no-loss-item departs from the trainer and is recorded in the profile",
+    ),
+    module_depth: int = typer.Option(
+        2,
+        help="named ranges for the model's modules down to this depth "
+        "(1: backbone, neck, head; 2: also their blocks; 0: off)",
+    ),
     fresh_processes: bool = typer.Option(True, "--fresh-processes/--same-process", help=FRESH_HELP),
+    memory: bool = typer.Option(False, "--memory/--no-memory", help=MEMORY_HELP),
 ) -> None:
     """Profile a short training and write <project>/train/profile.json."""
     from libreyolo_profile.measure.options import RunOptions
 
-    options = RunOptions(data=data, weights=weights, size=size, batch=batch, imgsz=imgsz, workers=workers, amp=amp,
-                         steps=steps, warmup=warmup, repeat=repeat, device=device, project=project,
-                         overhead=overhead, exist_ok=exist_ok, loss_item=loss_item, module_depth=module_depth,
-                         fresh_processes=fresh_processes)
+    options = RunOptions(
+        data=data,
+        weights=weights,
+        size=size,
+        batch=batch,
+        imgsz=imgsz,
+        workers=workers,
+        amp=amp,
+        steps=steps,
+        warmup=warmup,
+        repeat=repeat,
+        device=device,
+        project=project,
+        overhead=overhead,
+        exist_ok=exist_ok,
+        loss_item=loss_item,
+        module_depth=module_depth,
+        fresh_processes=fresh_processes,
+        memory=memory,
+    )
     from libreyolo_profile.measure.train import profile_run
 
     _show_measurement(profile_run(options, argv=sys.argv), report=report, as_json=as_json)
@@ -117,25 +185,51 @@ def infer_cmd(
     conf: float = typer.Option(0.25, help="confidence threshold (changes NMS work)"),
     iou: float = typer.Option(0.45, help="NMS IoU threshold"),
     max_det: int = typer.Option(300, help="maximum detections per image (changes NMS work)"),
-    device: str = typer.Option("0", help="device: 0, cuda:N or cpu"),
+    device: str = typer.Option("auto", help=DEVICE_HELP),
     trace: bool = typer.Option(True, "--trace/--no-trace", help="keep the Chrome trace as profile_trace.json"),
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
-    overhead: bool = typer.Option(True, "--overhead/--no-overhead", help="time the same calls without the profiler to record profiler_overhead_pct"),
+    overhead: bool = typer.Option(
+        True,
+        "--overhead/--no-overhead",
+        help="time the same calls without the profiler to record profiler_overhead_pct",
+    ),
     report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
     exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    module_depth: int = typer.Option(2, help="named ranges for the model's modules down to this depth "
-                                              "(1: backbone, neck, head; 2: also their blocks; 0: off)"),
+    module_depth: int = typer.Option(
+        2,
+        help="named ranges for the model's modules down to this depth "
+        "(1: backbone, neck, head; 2: also their blocks; 0: off)",
+    ),
     fresh_processes: bool = typer.Option(True, "--fresh-processes/--same-process", help=FRESH_HELP),
+    memory: bool = typer.Option(False, "--memory/--no-memory", help=MEMORY_HELP),
 ) -> None:
     """Profile the inference path and write <project>/infer/profile.json."""
     from libreyolo_profile.measure.options import InferOptions
 
-    options = InferOptions(source=source, weights=weights, size=size, batch=batch, imgsz=imgsz, half=half,
-                           amp_dtype=amp_dtype, warmup=warmup, runs=runs, repeat=repeat, conf=conf, iou=iou,
-                           max_det=max_det, device=device, trace=trace, project=project, overhead=overhead,
-                           exist_ok=exist_ok, module_depth=module_depth,
-                           fresh_processes=fresh_processes)
+    options = InferOptions(
+        source=source,
+        weights=weights,
+        size=size,
+        batch=batch,
+        imgsz=imgsz,
+        half=half,
+        amp_dtype=amp_dtype,
+        warmup=warmup,
+        runs=runs,
+        repeat=repeat,
+        conf=conf,
+        iou=iou,
+        max_det=max_det,
+        device=device,
+        trace=trace,
+        project=project,
+        overhead=overhead,
+        exist_ok=exist_ok,
+        module_depth=module_depth,
+        fresh_processes=fresh_processes,
+        memory=memory,
+    )
     from libreyolo_profile.measure.infer import profile_infer
 
     _show_measurement(profile_infer(options, argv=sys.argv), report=report, as_json=as_json)
@@ -145,11 +239,10 @@ def _show_measurement(measured, *, report: bool, as_json: bool) -> None:
     """After `run` or `infer` published a profile: report.html beside it (unless --no-report), the
     summary on stdout, and where both files are on stderr. The profile is opened once for both."""
     from libreyolo_profile.output.terminal import stderr_note
-    from libreyolo_profile.readers.common import open_profile
     from libreyolo_profile.readers.report import write_report
     from libreyolo_profile.readers.summary import print_summary
 
-    profile = open_profile(measured.profile_json)
+    profile = lp.open(measured.profile_json)
     written = []
     if report:
         try:
@@ -157,8 +250,10 @@ def _show_measurement(measured, *, report: bool, as_json: bool) -> None:
         except Exception as exc:  # the measured profile is safe on disk; a report failure must not lose it
             from libreyolo_profile.measure.common import warn
 
-            warn(f"the HTML report could not be written ({type(exc).__name__}: {exc}); "
-                 f"`libreyolo profile report {measured.directory}` retries it")
+            warn(
+                f"the HTML report could not be written ({type(exc).__name__}: {exc}); "
+                f"`libreyolo profile report {measured.directory}` retries it"
+            )
     try:
         print_summary(profile, as_json)
     finally:  # last, so the paths stay in view under the summary
@@ -179,7 +274,7 @@ def summary_cmd(
     """The top-level read: step time, utilization, verdict, composition, top kernels."""
     from libreyolo_profile.readers import summary
 
-    summary.print_summary(trace, as_json)
+    summary.print_summary(lp.open(trace), as_json)
 
 
 @app.command("get")
@@ -202,7 +297,19 @@ def phases_cmd(
     """Per phase: GPU ms, wall ms, kernel count and op count per step."""
     from libreyolo_profile.readers import phases
 
-    phases.print_phases(trace, as_json)
+    phases.print_phases(lp.open(trace), as_json)
+
+
+@app.command("ranks")
+def ranks_cmd(
+    trace: Path = typer.Argument(..., help="a job profile (libreyolo profile import --job)"),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """A job's ranks side by side: step, device busy, compute, exposed communication, collective wait,
+    dataload, each rank's verdict, and the straggler the others wait for."""
+    from libreyolo_profile.readers import ranks
+
+    ranks.print_ranks(lp.open(trace), as_json)
 
 
 @app.command("kernels")
@@ -213,13 +320,24 @@ def kernels_cmd(
     grep: Optional[str] = typer.Option(None, help="kernel-name regular expression"),
     tensorcore: bool = typer.Option(False, "--tensorcore", help="Tensor Core kernels only"),
     sort: str = typer.Option("time", help="time, count or name"),
-    phase: Optional[str] = typer.Option(None, help="forward, backward, dataload, to_device, optimizer (infer: preprocess, forward, postprocess)"),
+    phase: Optional[str] = typer.Option(
+        None, help="forward, backward, dataload, to_device, optimizer (infer: preprocess, forward, postprocess)"
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Individual GPU kernels: share of GPU time, ms and calls per step, category."""
     from libreyolo_profile.readers import kernels
 
-    kernels.print_kernels(trace, top=top, category=category, grep=grep, tensorcore=tensorcore, sort=sort, phase=phase, as_json=as_json)
+    kernels.print_kernels(
+        lp.open(trace),
+        top=top,
+        category=category,
+        grep=grep,
+        tensorcore=tensorcore,
+        sort=sort,
+        phase=phase,
+        as_json=as_json,
+    )
 
 
 @app.command("ops")
@@ -232,20 +350,34 @@ def ops_cmd(
     """Framework ops ranked by self (exclusive) CPU time, total (inclusive) beside it."""
     from libreyolo_profile.readers import ops
 
-    ops.print_ops(trace, top=top, phase=phase, as_json=as_json)
+    ops.print_ops(lp.open(trace), top=top, phase=phase, as_json=as_json)
 
 
 @app.command("modules")
 def modules_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
-    depth: Optional[int] = typer.Option(None, help="show modules down to this depth (0: the model, 1: backbone, neck, head …)"),
+    depth: Optional[int] = typer.Option(
+        None, help="show modules down to this depth (0: the model, 1: backbone, neck, head …)"
+    ),
     phase: Optional[str] = typer.Option(None, help="forward or backward"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Per module of the model (a tree): host and device time per step, self beside total."""
     from libreyolo_profile.readers import modules
 
-    modules.print_modules(trace, depth=depth, phase=phase, as_json=as_json)
+    modules.print_modules(lp.open(trace), depth=depth, phase=phase, as_json=as_json)
+
+
+@app.command("memory")
+def memory_cmd(
+    trace: Path = typer.Argument(..., help=TRACE_HELP),
+    top: int = typer.Option(5, help="ops and modules shown per device"),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Allocator memory per device: the peak, when, what ran and held it, churn, top ops, a sparkline."""
+    from libreyolo_profile.readers import memory
+
+    memory.print_memory(trace, top=top, as_json=as_json)
 
 
 COMPARE_SIDE_HELP = TRACE_HELP + "; or a directory of several profiles of one setup, whose trials are pooled"
@@ -256,12 +388,21 @@ def compare_cmd(
     before: Path = typer.Argument(..., help=COMPARE_SIDE_HELP),
     after: Path = typer.Argument(..., help=COMPARE_SIDE_HELP),
     fail_on: Optional[list[str]] = typer.Option(
-        None, "--fail-on", metavar="RULE",
+        None,
+        "--fail-on",
+        metavar="RULE",
         help="gate rule, repeatable: METRIC:+N% / -N% / ±Npp / ±Nms / ±N, e.g. step_ms:+5%, "
-             "throughput_img_s:-3%, latency_p99_ms:+2ms, gpu_util_pct:-5pp; exit 4 when the change passes "
-             "the threshold and is significant (2·SE)"),
-    require_repeats: bool = typer.Option(False, "--require-repeats",
-                                         help="a side with a single run is a usage error (exit 2), not a pass"),
+        "throughput_img_s:-3%, latency_p99_ms:+2ms, gpu_util_pct:-5pp; pass when Δ ± 2·SE stays within "
+        "the threshold, fail (exit 4) when the change passes it and is significant, else inconclusive",
+    ),
+    require_repeats: bool = typer.Option(
+        False,
+        "--require-repeats",
+        help="a side with fewer than 2 trials holding a value is a usage error (exit 2), not an inconclusive gate",
+    ),
+    require_conclusive: bool = typer.Option(
+        False, "--require-conclusive", help="an inconclusive rule exits 5 instead of 0"
+    ),
     strict_noise: bool = typer.Option(False, "--strict-noise", help="a side marked noisy fails the gate (exit 4)"),
     as_markdown: bool = typer.Option(False, "--markdown", help="print a markdown table for a pull-request comment"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
@@ -269,15 +410,25 @@ def compare_cmd(
     """Before/after: the change in every headline metric, with significance when both sides repeat.
 
     Exit codes:
-    0 compared, and no gate rule failed (a single run on either side can never fail a rule);
-    4 regression: a --fail-on change passed its threshold and is significant, or --strict-noise met a noisy side;
-    2 a missing file, a bad rule, an unknown metric, --require-repeats with a single run;
+    0 compared, and no gate rule failed (an inconclusive rule, a single run among them, says so on stderr);
+    4 the gate failed: a --fail-on change passed its threshold and is significant, a rule's trial values
+    are not evidence (NaN, ±Infinity, not a number, impossible or absurd), or --strict-noise met a noisy side;
+    5 --require-conclusive and a rule is inconclusive;
+    2 a missing file, a bad rule or threshold, an unknown metric, --require-repeats with a single run;
     1 a profile could not be analysed.
     """
     from libreyolo_profile.readers import compare
 
-    code = compare.print_comparison(before, after, as_json, fail_on=fail_on, as_markdown=as_markdown,
-                                    strict_noise=strict_noise, require_repeats=require_repeats)
+    code = compare.print_comparison(
+        before,
+        after,
+        as_json,
+        fail_on=fail_on,
+        as_markdown=as_markdown,
+        strict_noise=strict_noise,
+        require_repeats=require_repeats,
+        require_conclusive=require_conclusive,
+    )
     if code:
         raise typer.Exit(code)
 
@@ -287,9 +438,12 @@ def what_if_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
     remove_category: Optional[str] = typer.Option(None, help="kernel category to remove, e.g. elementwise"),
     remove_launches: Optional[int] = typer.Option(None, help="number of launches per step to remove"),
+    op_at_roofline: Optional[float] = typer.Option(None, "--op-at-roofline", metavar="PCT", help=ROOFLINE_WHAT_IF_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Estimate what removing work would buy, by the model the profile's verdict picks."""
+    if op_at_roofline is not None:  # a projection of its own (cli_roofline.py)
+        return what_if_at_roofline(trace, op_at_roofline, remove_category, remove_launches, as_json)
     from libreyolo_profile.readers import what_if
 
     what_if.print_what_if(trace, remove_category=remove_category, remove_launches=remove_launches, as_json=as_json)
@@ -297,15 +451,44 @@ def what_if_cmd(
 
 @app.command("query")
 def query_cmd(
-    sql: str = typer.Argument(..., help="SQL over the views profiles, kernels, ops, phases, steps, blame"),
-    roots: Optional[list[str]] = typer.Argument(None, help="directories or s3://bucket/prefix URLs searched for profiles (default runs/profile)"),
-    timeout: float = typer.Option(60.0, "--timeout", help="seconds the query may run; past them it stops and exits 1 (0: no limit)"),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    sql: str = typer.Argument(
+        ..., help="SQL over the views profiles, kernels, ops, phases, steps, blame, modules, memory"
+    ),
+    roots: Optional[list[str]] = typer.Argument(
+        None, help="directories or s3://bucket/prefix URLs searched for profiles (default runs/profile)"
+    ),
+    timeout: float = typer.Option(
+        60.0,
+        "--timeout",
+        help="seconds the query may run and print its rows; past them it stops and exits 1 (0: no limit)",
+    ),
+    max_rows: int = typer.Option(
+        1000,
+        "--max-rows",
+        help="rows the table shows; a line on stderr says how many were cut (0: all; --json/--csv print all)",
+    ),
+    memory_limit: Optional[str] = typer.Option(
+        None,
+        "--memory-limit",
+        help="memory DuckDB may use, e.g. 2GB (default: 4 GiB or a quarter of the memory, the smaller); past it exit 1",
+    ),
+    as_csv: bool = typer.Option(False, "--csv", help="print every row as CSV, streamed (a header line first)"),
+    as_json: bool = typer.Option(False, "--json", help="print every row in one JSON array, streamed"),
 ) -> None:
     """Run read-only SQL over every profile under the roots."""
     from libreyolo_profile.readers import query
+    from libreyolo_profile.store.crossrun.objectstore import deadline
 
-    query.print_query(sql, roots or ["runs/profile"], as_json, timeout=timeout)
+    with deadline(timeout):  # the s3:// listing and reads before the SQL keep --timeout too
+        query.print_query(
+            sql,
+            roots or ["runs/profile"],
+            as_json,
+            timeout=timeout,
+            as_csv=as_csv,
+            max_rows=max_rows,
+            memory_limit=memory_limit,
+        )
 
 
 @app.command("db")
@@ -323,25 +506,49 @@ def db_cmd(
 
 @app.command("import")
 def import_cmd(
-    traces: list[Path] = typer.Argument(..., help="PyTorch profiler traces, or profile.json files from LibreYOLO's built-in profiler"),
+    traces: list[Path] = typer.Argument(
+        ..., help="PyTorch profiler traces, or profile.json files from LibreYOLO's built-in profiler"
+    ),
     project: str = typer.Option("runs/profile", help="output directory root, or an s3://bucket/prefix URL"),
     exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
-    jobs: int = typer.Option(1, "--jobs", help="import in N local processes (several inputs: each to <project>/<name>/<kind>)"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="import on the Dask cluster at this scheduler address"),
+    jobs: int = typer.Option(
+        1, "--jobs", help="import in N local processes (several inputs: each to <project>/<name>/<kind>)"
+    ),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", help="import on the Dask cluster at this scheduler address"
+    ),
+    job: bool = typer.Option(
+        False,
+        "--job",
+        help="the traces (or directories of them) are the ranks of one distributed job: write one job profile "
+        "whose tables carry the rank, with the collectives matched across ranks",
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Turn foreign traces or LibreYOLO built-in profiles into profile directories of ours. Exit 1 when any input failed."""
+    """Turn foreign traces or LibreYOLO built-in profiles into profile directories of ours.
+    Exit 1 when any input failed."""
     from libreyolo_profile import importer
 
-    raise typer.Exit(importer.import_traces(traces, project, as_json, exist_ok=exist_ok, jobs=jobs, scheduler=scheduler))
+    if job:
+        if jobs != 1 or scheduler is not None:
+            raise ProfileError("--job imports the ranks together: give it without --jobs or --scheduler", EXIT_USAGE)
+        raise typer.Exit(importer.import_job(traces, project, as_json, exist_ok=exist_ok))
+    raise typer.Exit(
+        importer.import_traces(traces, project, as_json, exist_ok=exist_ok, jobs=jobs, scheduler=scheduler)
+    )
 
 
 @app.command("report")
 def report_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
-    out: Optional[Path] = typer.Option(None, help="HTML file to write (default: report.html beside the profile, or in the cwd for a trace)"),
-    vs: Optional[Path] = typer.Option(None, help="the baseline: TRACE is the profile judged against it "
-                                      "(deltas read TRACE minus the baseline; a regression of TRACE shows red)"),
+    out: Optional[Path] = typer.Option(
+        None, help="HTML file to write (default: report.html beside the profile, or in the cwd for a trace)"
+    ),
+    vs: Optional[Path] = typer.Option(
+        None,
+        help="the baseline: TRACE is the profile judged against it "
+        "(deltas read TRACE minus the baseline; a regression of TRACE shows red)",
+    ),
     force: bool = typer.Option(False, "--force", help="replace an existing file that is not a report of ours"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
@@ -360,34 +567,46 @@ _CLICK_EXIT = (click.exceptions.Exit, typer.Exit)
 _CLICK_ABORT = (click.exceptions.Abort, typer.Abort)
 
 
+@functools.cache
+def click_command() -> click.Command:
+    """The click command tree Typer builds from `app`, built once per process: `app()` would build it
+    again on every call, and the argument screen needs it too (~25 ms each on a reader's cold start)."""
+    return typer.main.get_command(app)
+
+
 def run_cli(args: list[str], prog: str) -> int:
     """Parse and run one command; every failure becomes one terminal-safe line on stderr and its exit
     code, and under --json also {"error": …, "exit_code": …} on stdout."""
     as_json = "--json" in args
 
-    def fail(message: str, code: int) -> int:
-        return write_error(prog, message, code, as_json)
+    def fail(message: str, code: int, document: bool = True) -> int:
+        return write_error(prog, message, code, as_json and document)  # no document after half a stream
 
     def interrupted() -> int:
         return write_error(prog, "interrupted", 130, as_json, prefix="")
 
     try:
-        screen_arguments(typer.main.get_command(app), args)
-        code = app(args=args, prog_name=prog, standalone_mode=False)
+        command = click_command()
+        screen_arguments(command, args)
+        code = command.main(args=args, prog_name=prog, standalone_mode=False)
         # non-standalone typer returns an Exit's code instead of raising, and turns Ctrl-C into Exit(130)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             return interrupted() if code == 130 else code
         return 0
     except ProfileError as exc:
-        return interrupted() if _interrupted(exc) else fail(exc.message, exc.exit_code)
+        return (
+            interrupted()
+            if _interrupted(exc)
+            else fail(exc.message, exc.exit_code, not getattr(exc, "output_started", False))
+        )
     except _CLICK_EXIT as exc:
         return exc.exit_code
     except (click.ClickException, _TYPER_CLICK_ERROR) as exc:
         return fail(exc.format_message(), EXIT_USAGE)
-    except _CLICK_ABORT:
+    except (*_CLICK_ABORT, KeyboardInterrupt):
         return interrupted()
-    except KeyboardInterrupt:
-        return interrupted()
+    except Terminated:  # SIGTERM during a command that cleans up after itself (import)
+        return write_error(prog, "terminated", EXIT_TERMINATED, as_json, prefix="")
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback for users; LIBREYOLO_PROFILE_DEBUG=1 shows it
@@ -395,5 +614,10 @@ def run_cli(args: list[str], prog: str) -> int:
             return interrupted()
         if os.environ.get("LIBREYOLO_PROFILE_DEBUG"):
             raise
-        return fail(f"{type(exc).__name__}: {_first_paragraph(exc)} (set LIBREYOLO_PROFILE_DEBUG=1 for the traceback)",
-                    EXIT_UNANALYSABLE)
+        return fail(
+            f"{type(exc).__name__}: {_first_paragraph(exc)} (set LIBREYOLO_PROFILE_DEBUG=1 for the traceback)",
+            EXIT_UNANALYSABLE,
+        )
+
+
+app.command("roofline")(roofline_cmd)  # its arguments live in cli_roofline.py, which keeps this file short

@@ -2,7 +2,8 @@
 
 A positional `key=value` is refused with the `--key value` spelling (unless it names an existing file),
 an option's value may hold `=`, and an integer beyond 64 bits is a usage error rather than a DuckDB
-overflow deep in a reader. `group` is the click group the CLI built (typer's, or click's own)."""
+overflow deep in a reader. A URL where a command needs a local path (`infer --project s3://…`) is a
+usage error too. `group` is the click group the CLI built (typer's, or click's own)."""
 
 from __future__ import annotations
 
@@ -66,9 +67,11 @@ def screen_arguments(group, args: list[str]) -> None:
         if match and not os.path.lexists(token):
             key, value = match.group(1).replace("_", "-"), match.group(2)
             raise ProfileError(
-                f"unparsable argument '{token}': this group takes POSIX flags, not key=value; "
-                f"write --{key} {value}", EXIT_USAGE)
+                f"unparsable argument '{token}': this group takes POSIX flags, not key=value; write --{key} {value}",
+                EXIT_USAGE,
+            )
     _reject_huge_integers(values)
+    _refuse_urls(args[0] if args else "", positionals, values)
 
 
 def _is_integer_option(param) -> bool:
@@ -89,5 +92,37 @@ def _reject_huge_integers(values: list[tuple[str, object, str]]) -> None:
             continue
         if not _INT64_MIN <= number <= _INT64_MAX:
             shown = value if len(value) <= 24 else value[:20] + "…"
-            raise ProfileError(f"invalid value for {spelling}: {shown} is out of range "
-                               f"(integers from {_INT64_MIN} to {_INT64_MAX})", EXIT_USAGE)
+            raise ProfileError(
+                f"invalid value for {spelling}: {shown} is out of range (integers from {_INT64_MIN} to {_INT64_MAX})",
+                EXIT_USAGE,
+            )
+
+
+# `s3://bucket/key`, as typed (checked before click makes it a Path, which would keep `s3:/bucket/key`)
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://(.*)$", re.DOTALL)
+
+
+# the paths these commands write (and `db`'s roots, which it reads from a local disk only)
+_LOCAL_ONLY = {("run", "--project"), ("infer", "--project"), ("report", "--out")}
+
+
+def _refuse_urls(command: str, positionals: list[str], values: list[tuple[str, object, str]]) -> None:
+    for spelling, _, value in values:
+        if (command, spelling) in _LOCAL_ONLY:
+            refuse_url(value, spelling)
+    if command == "db":
+        for token in positionals:
+            refuse_url(token, "db")
+
+
+def refuse_url(value, what: str) -> None:
+    """Exit 2 when a path that a command writes (or `db` reads) is a URL: only `query` roots and
+    `import --project` reach object storage; elsewhere `s3://b/k` would be a local directory `./s3:/b/k`."""
+    match = _URL.match(str(value))
+    if match:
+        shown = f"{match.group(1)}://{match.group(2)}"
+        raise ProfileError(
+            f"{what} {shown[:200]}: a local path is needed here; object storage "
+            f"({match.group(1)}://) is supported by `query` roots and `import --project`",
+            EXIT_USAGE,
+        )

@@ -4,7 +4,10 @@ EXIT_OK = 0
 EXIT_UNANALYSABLE = 1  # the trace could not be analysed
 EXIT_USAGE = 2  # nonexistent file or unparsable argument
 EXIT_NO_PROFILE = 3  # `run`/`infer` could not produce a profile
-EXIT_REGRESSION = 4  # `compare --fail-on`: a rule found a significant regression (or --strict-noise a noisy side)
+EXIT_REGRESSION = (
+    4  # `compare --fail-on`: a rule found a significant regression or invalid evidence (or --strict-noise a noisy side)
+)
+EXIT_INCONCLUSIVE = 5  # `compare --fail-on --require-conclusive`: a rule could neither pass nor fail on the evidence
 
 
 class ProfileError(Exception):

@@ -3,11 +3,11 @@ written by LibreYOLO's built-in profiler. `libreyolo profile import` writes it a
 of ours, <project>/<kind>/ (or the next free <kind>2, <kind>3, … where that is taken: an import never
 replaces a profile unless --exist-ok), so old measurements join the same readers and cross-run queries.
 
-Many inputs at once (bulk import): each goes to <project>/<input name>/<kind>, imported by --jobs local
-processes or, with --scheduler, on a Dask distributed cluster. Every input is imported or fails on its
-own: a failure is reported for that input, the others still go in, and nothing is half-written (each
-profile is staged and published whole by store/disk/atomic.py, or uploaded sidecars first and
-profile.json last to object storage, store/crossrun/objectstore.py). The project may be an s3:// URL.
+Many inputs at once (bulk import, bulk.py): each goes to <project>/<input name>/<kind>, imported by --jobs
+local processes or, with --scheduler, on a Dask distributed cluster. Every input is imported or fails on
+its own, and nothing is half-written (each profile is staged and published whole by store/disk/atomic.py,
+or to object storage by store/crossrun/upload.py). The project may be an s3:// URL. SIGTERM raises
+(stopping.py), so an import stopped by a supervisor still removes what it had begun to write.
 """
 
 from __future__ import annotations
@@ -21,17 +21,22 @@ from pathlib import Path
 from libreyolo_profile.errors import EXIT_OK, EXIT_UNANALYSABLE, ProfileError, UsageError
 
 
-def imported_document(path: Path) -> dict:
+def imported_document(path: Path, import_key: str | None = None) -> dict:
     """Our document for whatever `path` is: a trace (analysed), a built-in profile (converted), or one
-    of our own profiles (taken as it is). The loader decides, so import accepts what readers accept."""
+    of our own profiles (taken as it is). The loader decides, so import accepts what readers accept.
+    `import_key`: a bulk import's key for this input (bulk.py), recorded so a retry can find it."""
     from libreyolo_profile.store.disk.loader import load_document
 
     loaded = load_document(Path(path))
     doc = dict(loaded.doc)
     doc["generation"] = uuid.uuid4().hex  # a new profile write: its sidecars are written with it
-    doc["source"] = {**(doc.get("source") or {}),
-                     "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                     "imported_from": str(Path(path).resolve())}
+    doc["source"] = {
+        **(doc.get("source") or {}),
+        "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "imported_from": str(Path(path).resolve()),
+    }
+    if import_key is not None:
+        doc["source"]["import_key"] = import_key
     return doc
 
 
@@ -47,51 +52,103 @@ def input_name(path: Path) -> str:
     return name.lstrip(".") or "import"  # never a hidden directory: the readers skip those
 
 
-def write_imported(trace: str, project: str, exist_ok: bool, subdirectory: str | None = None) -> dict:
-    """Import one input into <project>[/<subdirectory>]/<kind>; the facts `import` reports about it."""
+def write_imported(
+    trace: str,
+    project: str,
+    exist_ok: bool,
+    subdirectory: str | None = None,
+    *,
+    import_key: str | None = None,
+    stop=None,
+) -> dict:
+    """Import one input into <project>[/<subdirectory>]/<kind>; the facts `import` reports about it.
+    `stop()` true (a cancelled Dask import) stops it after the analysis, before anything is written."""
+    doc = imported_document(Path(trace), import_key)
+    if stop is not None and stop():
+        raise ProfileError("not imported: the import was cancelled", 130)
+    return {"trace": str(trace), **publish(doc, project, exist_ok, subdirectory)}
+
+
+def publish(doc: dict, project: str, exist_ok: bool, subdirectory: str | None = None) -> dict:
+    """Write `doc` as <project>[/<subdirectory>]/<kind> (local or object storage); the facts about it."""
     from libreyolo_profile.store.crossrun.objectstore import is_remote
     from libreyolo_profile.store.schema import PROFILE_FILE
 
-    doc = imported_document(Path(trace))
     base = project if subdirectory is None else f"{project.rstrip('/')}/{subdirectory}"
     if is_remote(project):
-        from libreyolo_profile.store.crossrun.objectstore import upload_profile
+        from libreyolo_profile.store.crossrun.upload import upload as upload_profile
 
         wanted = f"{base.rstrip('/')}/{doc['kind']}"
         target, replaced = upload_profile(doc, wanted, exist_ok=exist_ok)
         profile = f"{target}/{PROFILE_FILE}"
     else:
+        from libreyolo_profile.store.disk.owned import inside_project
         from libreyolo_profile.store.disk.writer import write_directory
 
-        wanted = Path(base) / doc["kind"]
+        # our names only (the kind is checked to be one of ours when read), and under --project after links
+        wanted = inside_project(project, Path(base) / doc["kind"])
         replaced = exist_ok and (wanted / PROFILE_FILE).is_file()
         target = write_directory(doc, wanted, exist_ok=exist_ok)
         profile = str(target / PROFILE_FILE)
-    return {"trace": str(trace), "ok": True, "profile": profile, "directory": str(target), "wanted": str(wanted),
-            "kind": doc["kind"], "device_type": doc.get("device_type"), "source": doc["source"],
-            "replaced": replaced, "verdict": {"bound": doc["verdict"]["bound"], "reason": doc["verdict"]["reason"]},
-            "marks": doc.get("marks", {}), "rows": {name: len(table["rows"]) for name, table in doc["tables"].items()}}
+    return {
+        "ok": True,
+        "profile": profile,
+        "directory": str(target),
+        "wanted": str(wanted),
+        "kind": doc["kind"],
+        "device_type": doc.get("device_type"),
+        "source": doc["source"],
+        "replaced": replaced,
+        "job": doc.get("job"),
+        "verdict": {"bound": doc["verdict"]["bound"], "reason": doc["verdict"]["reason"]},
+        "marks": doc.get("marks", {}),
+        "rows": {name: len(table["rows"]) for name, table in doc["tables"].items()},
+    }
+
+
+def import_job(traces: list[Path], project: str, as_json: bool, exist_ok: bool = False) -> int:
+    """`libreyolo profile import --job TRACE…`: the ranks of one job as one job profile (store/document/job.py)."""
+    from libreyolo_profile.stopping import sigterm_raises
+    from libreyolo_profile.store.document.job import job_document
+
+    with sigterm_raises():
+        doc = job_document([Path(t) for t in traces])
+        doc["generation"] = uuid.uuid4().hex
+        doc["source"]["imported"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        result = {"trace": ", ".join(map(str, traces)), **publish(doc, str(project), exist_ok)}
+        _tell(result, as_json, what=f"{len(doc['job']['ranks'])} rank traces", job=doc["job"])
+    return EXIT_OK
 
 
 def import_profile(trace: Path, project: str, as_json: bool, exist_ok: bool = False) -> None:
     """`libreyolo profile import TRACE`: write the profile directory, then say where it went."""
+    result = write_imported(str(trace), str(project), exist_ok)
+    _tell(result, as_json, what=str(trace))
+
+
+def _tell(result: dict, as_json: bool, what: str, job: dict | None = None) -> None:
     from libreyolo_profile.output.json_out import emit_json
     from libreyolo_profile.output.terminal import stderr_note
 
-    result = write_imported(str(trace), str(project), exist_ok)
     if result["directory"] != result["wanted"]:
-        stderr_note(f"note: {result['wanted']} is taken and was kept; this profile went to {result['directory']} "
-                    f"(--exist-ok replaces it instead)")
+        stderr_note(
+            f"note: {result['wanted']} is taken and was kept; this profile went to {result['directory']} "
+            f"(--exist-ok replaces it instead)"
+        )
     if as_json:
         emit_json({k: v for k, v in result.items() if k not in ("trace", "ok", "wanted")})
         return
     say = _say()
-    say(f"imported {trace} → {result['profile']}{' (replaced the profile there)' if result['replaced'] else ''}")
-    say(f"{result['kind']} profile · {result['device_type']} · source {result['source'].get('type')} · "
-        + ", ".join(f"{n} {c} rows" for n, c in result["rows"].items()))
+    say(f"imported {what} → {result['profile']}{' (replaced the profile there)' if result['replaced'] else ''}")
+    say(
+        f"{result['kind']} profile · {result['device_type']} · source {result['source'].get('type')} · "
+        + ", ".join(f"{n} {c} rows" for n, c in result["rows"].items())
+    )
     say(f"verdict: {result['verdict']['bound']} — {result['verdict']['reason']}")
     for name, text in result["marks"].items():
         say(f"mark {name}: {text}")
+    for note in (job or {}).get("notes", []):
+        say(f"note: {note}")
 
 
 def _say():
@@ -105,11 +162,25 @@ def _say():
 # bulk import
 
 
-def import_one(trace: str, project: str, exist_ok: bool, subdirectory: str) -> dict:
+def import_one(trace: str, project: str, exist_ok: bool, subdirectory: str, run: str | None = None, stop=None) -> dict:
     """One input of a bulk import, in a worker process or on a Dask worker: its result, or its failure
-    as {"ok": false, "error": one line, "exit_code": …}; never raises, so one bad input stops no other."""
+    as {"ok": false, "error": one line, "exit_code": …}; never raises, so one bad input stops no other.
+    `run` keys the publication, so a retried attempt finds the profile an earlier one published (bulk.py);
+    `stop()` true cancels it before anything is written."""
+    from libreyolo_profile.bulk import already_imported, import_key
+
     try:
-        return write_imported(trace, project, exist_ok, subdirectory)
+        key = import_key(run, trace) if run else None
+        earlier = already_imported(project, subdirectory, key) if key else None
+        if earlier is not None:
+            return {
+                "trace": trace,
+                "ok": True,
+                "profile": f"{earlier}/profile.json",
+                "directory": earlier,
+                "published_by_earlier_attempt": True,
+            }
+        return write_imported(trace, project, exist_ok, subdirectory, import_key=key, stop=stop)
     except ProfileError as exc:
         return {"trace": trace, "ok": False, "error": exc.message, "exit_code": exc.exit_code}
     except Exception as exc:  # a worker has no terminal: the failure travels back as a line
@@ -117,68 +188,35 @@ def import_one(trace: str, project: str, exist_ok: bool, subdirectory: str) -> d
         return {"trace": trace, "ok": False, "error": f"{type(exc).__name__}: {first}", "exit_code": EXIT_UNANALYSABLE}
 
 
-def _run_local(tasks: list[tuple], jobs: int) -> list[dict]:
-    if jobs == 1:
-        return [import_one(*task) for task in tasks]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # spawn: a fresh interpreter per worker, never a fork of a parent that holds threads or DuckDB state
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(import_one, *zip(*tasks)))
-
-
-def _run_dask(tasks: list[tuple], scheduler: str) -> list[dict]:
-    try:
-        from distributed import Client
-    except ImportError:
-        raise UsageError("--scheduler needs Dask: pip install 'libreyolo-profile[dask]'") from None
-    try:
-        client = Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-    try:
-        # pure=False: every task runs (two identical inputs are two imports), and a retry never replays a write
-        futures = client.map(import_one, *zip(*tasks), pure=False)
-        results = []
-        for task, future in zip(tasks, futures):
-            try:
-                results.append(future.result())
-            except Exception as exc:  # the worker died, or the task could not reach it
-                results.append({"trace": task[0], "ok": False, "exit_code": EXIT_UNANALYSABLE,
-                                "error": f"lost on the Dask cluster: {type(exc).__name__}: {exc}"})
-        return results
-    finally:
-        client.close()
-
-
-def import_traces(traces: list[Path], project: str, as_json: bool, exist_ok: bool = False, jobs: int = 1,
-                  scheduler: str | None = None) -> int:
+def import_traces(
+    traces: list[Path], project: str, as_json: bool, exist_ok: bool = False, jobs: int = 1, scheduler: str | None = None
+) -> int:
     """`libreyolo profile import TRACE…`: one input as before; several (or --jobs/--scheduler) in bulk.
     Exit code: 0 when every input was imported, 1 when any failed (each failure has its own line)."""
+    from libreyolo_profile.bulk import new_run, run_bulk
+    from libreyolo_profile.stopping import sigterm_raises
+
     if jobs < 1:
         raise UsageError(f"--jobs takes 1 or more processes, not {jobs}")
     if scheduler is not None and jobs != 1:
         raise UsageError("give --jobs or --scheduler, not both (the Dask cluster has its own workers)")
-    if len(traces) == 1 and jobs == 1 and scheduler is None:
-        import_profile(traces[0], project, as_json, exist_ok=exist_ok)
-        return EXIT_OK
-    # absolute paths: a worker process or a Dask worker may run in another directory
-    tasks = [(os.path.abspath(t), project if _remote(project) else os.path.abspath(project), exist_ok, input_name(t))
-             for t in traces]
-    results = _run_dask(tasks, scheduler) if scheduler else _run_local(tasks, min(jobs, len(tasks)))
-    failed = [r for r in results if not r["ok"]]
-    if as_json:
-        from libreyolo_profile.output.json_out import emit_json
-
-        emit_json({"imported": len(results) - len(failed), "failed": len(failed),
-                   "imports": [{k: v for k, v in r.items() if k != "wanted"} for r in results]})
-    else:
-        say = _say()
-        for r in results:
-            say(f"imported {r['trace']} → {r['profile']}" if r["ok"] else f"failed {r['trace']}: {r['error']}")
-        say(f"{len(results) - len(failed)} imported, {len(failed)} failed")
-    return EXIT_UNANALYSABLE if failed else EXIT_OK
+    with sigterm_raises():  # every `finally` runs: workers stopped, staging and uploads removed
+        if len(traces) == 1 and jobs == 1 and scheduler is None:
+            import_profile(traces[0], project, as_json, exist_ok=exist_ok)
+            return EXIT_OK
+        run = new_run()
+        # absolute paths: a worker process or a Dask worker may run in another directory
+        tasks = [
+            (
+                os.path.abspath(t),
+                project if _remote(project) else os.path.abspath(project),
+                exist_ok,
+                input_name(t),
+                run,
+            )
+            for t in traces
+        ]
+        return run_bulk(import_one, tasks, as_json, jobs, scheduler)
 
 
 def _remote(project: str) -> bool:

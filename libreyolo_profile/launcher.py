@@ -28,8 +28,8 @@ def _fast_get(args: list[str], prog: str) -> int | None:
     if not 1 <= len(rest) <= 2 or any(a.startswith("-") or "=" in a for a in rest):
         return None
     from libreyolo_profile.errors import ProfileError
-    from libreyolo_profile.readers.get import print_field
     from libreyolo_profile.output.textsafe import write_error  # the same error line (and --json object) as cli.run_cli
+    from libreyolo_profile.readers.get import print_field
 
     try:
         print_field(rest[0], rest[1] if len(rest) == 2 else None, as_json)
@@ -58,8 +58,10 @@ def main() -> None:
     try:
         from libreyolo.cli import entrypoint
     except ImportError as exc:  # LibreYOLO missing or broken: say so in one line
-        sys.stderr.write(f"libreyolo: LibreYOLO's own CLI could not be imported ({exc}); "
-                         "`libreyolo profile …` and `libreyolo-profile` still work\n")
+        sys.stderr.write(
+            f"libreyolo: LibreYOLO's own CLI could not be imported ({exc}); "
+            "`libreyolo profile …` and `libreyolo-profile` still work\n"
+        )
         sys.exit(1)
     sys.exit(entrypoint())
 

@@ -27,8 +27,14 @@ class TraceReadingProgress:
             from rich.console import Console
             from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-            self.bar = Progress("reading trace", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                                console=Console(stderr=True), transient=True)
+            self.bar = Progress(
+                "reading trace",
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self.task = self.bar.add_task("", total=size)
             self.bar.start()
         elif size >= LINES_FROM_BYTES:
@@ -43,5 +49,8 @@ class TraceReadingProgress:
         if self.bar is not None:
             self.bar.stop()
         if self.line and events_read is not None:
-            print(f"read {events_read:,} events in {time.perf_counter() - self.started:.1f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"read {events_read:,} events in {time.perf_counter() - self.started:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )

@@ -42,7 +42,8 @@ def fmt_count(value) -> str:
     decimal, so 0.4 launches per step does not read as none."""
     if value is None:
         return "—"
-    if isinstance(value, float) and not value.is_integer() and abs(value) < 10:
+    # 9.96 rounds to one decimal as 10.0: from there it is a whole count like any other
+    if isinstance(value, float) and not value.is_integer() and abs(round(value, 1)) < 10:
         return f"{value:.1f}"
     return f"{round(value):,}"
 
@@ -85,25 +86,46 @@ def table(title: str | None, columns: list[tuple[str, str]], rows: list[list], w
     counts = [is_count_column(header) for header, _ in columns]
     # names come from traces: `[/x]` in a kernel name must print, not parse as rich markup, and an
     # escape sequence in it must show as text, not act on the terminal
-    shown = [[safe_line(v) if isinstance(v, str)
-              else v if hasattr(v, "__rich__") or hasattr(v, "__rich_console__")
-              else fmt(v, unit="count" if counts[i] else None)
-              for i, v in enumerate(row)] for row in rows]
+    shown = [
+        [
+            safe_line(v)
+            if isinstance(v, str)
+            else v
+            if hasattr(v, "__rich__") or hasattr(v, "__rich_console__")
+            else fmt(v, unit="count" if counts[i] else None)
+            for i, v in enumerate(row)
+        ]
+        for row in rows
+    ]
     console = stdout_console()
     width = width if width is not None else console.width
     columns, shown, dropped = _drop_to_fit(columns, shown, width)
     name_column, _ = _fit_names(columns, shown, width)
     widths = _narrow_widths(columns, shown, width, name_column, console)
-    if dropped and title is not None:
-        title += f" ({', '.join(dropped)} hidden: narrow terminal; see --json)"
-    t = Table(title=escape(safe_line(title)) if title is not None else None, title_justify="left",
-              header_style="bold", show_edge=False, pad_edge=False)
+    hidden = f"({', '.join(dropped)} hidden: narrow terminal; see --json)" if dropped else None
+    t = Table(
+        header_style="bold",
+        show_edge=False,
+        pad_edge=False,
+    )
     for i, (header, justify) in enumerate(columns):
-        t.add_column(escape(safe_line(header)), justify=justify, overflow="fold", no_wrap=i == name_column,
-                     width=widths[i] if widths else None)
+        t.add_column(
+            escape(safe_line(header)),
+            justify=justify,
+            overflow="fold",
+            no_wrap=i == name_column,
+            width=widths[i] if widths else None,
+        )
     for row in shown:
         t.add_row(*[escape(v) if isinstance(v, str) else v for v in row])
-    return t
+    from rich.console import Group
+    from rich.text import Text
+
+    # the title on its own line, wrapped at the terminal's width between words, not at the table's; what
+    # a narrow terminal left out is said under the table, so the title stays one line where it can
+    parts = ([Text(safe_line(title), style="italic")] if title is not None else []) + [t]
+    parts += [Text(hidden, style="dim")] if hidden else []
+    return parts[0] if len(parts) == 1 else Group(*parts)
 
 
 def _natural_cells(columns, rows, i: int, console) -> int:
@@ -121,8 +143,9 @@ def _narrow_widths(columns, rows, width: int, name_column: int | None, console) 
     natural = [_natural_cells(columns, rows, i, console) for i in range(len(columns))]
     if not rows or sum(natural) + separators <= width:
         return None
-    widths = [natural[i] if i == name_column else min(natural[i], _min_cells(columns, rows, i))
-              for i in range(len(columns))]
+    widths = [
+        natural[i] if i == name_column else min(natural[i], _min_cells(columns, rows, i)) for i in range(len(columns))
+    ]
     spare = width - sum(widths) - separators
     for i in sorted(range(len(columns)), key=lambda i: columns[i][1] != "right"):
         grow = max(0, min(spare, natural[i] - widths[i]))
@@ -183,10 +206,41 @@ def _fit_names(columns: list[tuple[str, str]], rows: list[list], width: int) -> 
     if column is None or not rows:
         return None, None
     room = max(width - _others(columns, rows, column), NAME_FLOOR, len(columns[column][0]))
+    names = [row[column] for row in rows if isinstance(row[column], str)]
+    shortened = elide_distinct(names, room)
     for row in rows:
         if isinstance(row[column], str):
-            row[column] = elide_middle(row[column], room)
+            row[column] = shortened[row[column]]
     return column, min(room, max(len(row[column]) for row in rows if isinstance(row[column], str)))
+
+
+def elide_distinct(names: list[str], width: int) -> dict[str, str]:
+    """{name: shortened} where names that would shorten alike (three kernels all `implicit_co…gemm<…>`)
+    are cut where they differ instead: the same split for the whole group, moved until each reads
+    apart, else a window around their first difference."""
+    short = {name: elide_middle(name, width) for name in dict.fromkeys(names)}
+    groups: dict[str, list[str]] = {}
+    for name, cut in short.items():
+        groups.setdefault(cut, []).append(name)
+    for group in (g for g in groups.values() if len(g) > 1):
+        for head in range(width - 2, 0, -1):
+            cuts = [name[:head] + "…" + name[len(name) - (width - 1 - head) :] for name in group]
+            if len(set(cuts)) == len(group):
+                short.update(zip(group, cuts, strict=True))
+                break
+        else:
+            common = len(_common_prefix(group))
+            start = max(0, common - width // 2)
+            short.update({name: ("…" + name[start : start + width - 2] + "…") for name in group})
+    return short
+
+
+def _common_prefix(names: list[str]) -> str:
+    first, last = min(names), max(names)
+    i = 0
+    while i < min(len(first), len(last)) and first[i] == last[i]:
+        i += 1
+    return first[:i]
 
 
 def readable_name(name: str) -> str:
@@ -216,7 +270,7 @@ def _collapse_templates(text: str) -> str | None:
         elif ch == ">" and depth > 0:
             depth -= 1
             if depth == 0:
-                inner = text[start + 1:i]
+                inner = text[start + 1 : i]
                 out.append(f"<{inner}>" if inner.replace("_", "").replace(":", "").isalnum() else "<…>")
         elif depth == 0:
             out.append(ch)
@@ -239,3 +293,29 @@ def short_name(name: str, width: int = 90) -> str:
     """A kernel or op name for a table: simplified (readable_name), its control characters escaped
     (so the cut counts what the terminal shows), then cut in the middle to `width` characters."""
     return elide_middle(safe_line(readable_name(str(name))), width)
+
+
+def short_names(names: list[str], width: int = 90) -> list[str]:
+    """short_name of each; names whose simplified forms collide (two different
+    `implicit_convolve_sgemm<…>`) are numbered in order (`… #1`, `… #2`: the number sits at the end,
+    which a middle cut keeps), so a table tells them apart; --json has the full names."""
+    readable = [safe_line(readable_name(str(n))) for n in names]
+    seen: dict[str, int] = {}
+    shown = []
+    for r in readable:
+        if readable.count(r) > 1:
+            seen[r] = seen.get(r, 0) + 1
+            r = f"{r} #{seen[r]}"
+        shown.append(elide_middle(r, width))
+    return shown
+
+
+def one_line(text: str, width: int, more: str = " …") -> str:
+    """`text` cut to one terminal line at a word boundary, saying where the rest is: a mark or a note is
+    one line on the first screen, its details in --json and the report."""
+    text = " ".join(str(text).split())
+    if len(text) <= width:
+        return text
+    room = max(width - len(more), 10)
+    cut = text[:room].rsplit(" ", 1)[0].rstrip(" ,;:(")
+    return cut + more

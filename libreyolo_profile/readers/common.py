@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.sqlmodules import run_module
+from libreyolo_profile.store.connection import without_progress_bar
 from libreyolo_profile.store.disk.loader import Loaded, load_document, sidecar_dir
-from libreyolo_profile.store.schema import PHASES_BY_KIND, TABLES
+from libreyolo_profile.store.schema import JOB_TABLES, PHASES_BY_KIND, TABLES
 
 PHASES = {kind: list(phases) for kind, phases in PHASES_BY_KIND.items()}  # lists: readers extend and bind them
 
@@ -33,10 +34,16 @@ def open_profile(path: Path) -> OpenProfile:
 
     loaded = load_document(path)
     directory = sidecar_dir(loaded)
-    con = duckdb.connect(":memory:")
+    con = without_progress_bar(duckdb.connect(":memory:"))
+    # a job profile's readers show the rank its metrics are (store/document/job.py: the slowest), so each
+    # table agrees with the headline; the job's own tables, and `query`, keep every rank
+    shown = (loaded.doc.get("job") or {}).get("metrics_rank")
     for table in TABLES:
-        con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet($file)",
-                    {"file": str(directory / f"{table}.parquet")})
+        only = "" if shown is None or table in JOB_TABLES else " WHERE rank = $rank"
+        con.execute(
+            f"CREATE TABLE {table} AS SELECT * FROM read_parquet($file){only}",
+            {"file": str(directory / f"{table}.parquet"), **({"rank": shown} if only else {})},
+        )
     return OpenProfile(loaded, con)
 
 
@@ -46,18 +53,22 @@ def opened(source: Path | str | OpenProfile) -> OpenProfile:
 
 
 def run_sql(con, name: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:
-    cursor = con.execute(sql_text(name), params or {})
+    cursor = run_module(con, name, params or {})
     return [d[0] for d in cursor.description], cursor.fetchall()
 
 
 def records(columns: list[str], rows: list[tuple]) -> list[dict]:
-    return [dict(zip(columns, row)) for row in rows]
+    return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
 def phases_present(con) -> list[str]:
-    return [r[0] for r in con.execute(
-        "SELECT DISTINCT phase FROM (SELECT phase FROM phases UNION ALL SELECT phase FROM kernels "
-        "UNION ALL SELECT phase FROM ops) WHERE phase IS NOT NULL ORDER BY phase").fetchall()]
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT phase FROM (SELECT phase FROM phases UNION ALL SELECT phase FROM kernels "
+            "UNION ALL SELECT phase FROM ops) WHERE phase IS NOT NULL ORDER BY phase"
+        ).fetchall()
+    ]
 
 
 def check_phase(con, phase: str | None) -> None:
@@ -67,11 +78,18 @@ def check_phase(con, phase: str | None) -> None:
     if phase not in present:
         from libreyolo_profile.output.terminal import close_match_hint
 
-        raise UsageError(f"unknown phase '{phase}'{close_match_hint(phase, present)}; "
-                         f"phases in this profile: {', '.join(present) or 'none'}")
+        raise UsageError(
+            f"unknown phase '{phase}'{close_match_hint(phase, present)}; "
+            f"phases in this profile: {', '.join(present) or 'none'}"
+        )
 
 
 def profile_identity(loaded: Loaded) -> dict:
     doc = loaded.doc
-    return {"path": str(loaded.path), "kind": doc.get("kind"), "device_type": doc.get("device_type"),
-            "source": doc.get("source", {}).get("type"), "steps": doc.get("metrics", {}).get("steps")}
+    return {
+        "path": str(loaded.path),
+        "kind": doc.get("kind"),
+        "device_type": doc.get("device_type"),
+        "source": doc.get("source", {}).get("type"),
+        "steps": doc.get("metrics", {}).get("steps"),
+    }

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.metric_catalog import METRICS, null_reason
-from libreyolo_profile.store.disk.loader import load_document
+from libreyolo_profile.metric_catalog import METRICS, metric_note, null_reason
 from libreyolo_profile.output.textsafe import safe_line, strict_json
+from libreyolo_profile.store.disk.loader import load_document
 
 
 def _fields(doc: dict) -> dict[str, object]:
@@ -32,11 +32,13 @@ def _unit(field: str) -> str:
     return METRICS.get(field, ("",))[0]
 
 
-def _text(value) -> str:
+def _text(value, unit: str = "") -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if unit == "count" and isinstance(value, float) and value.is_integer():
+        return str(int(value))  # a count: 500, never 500.0
     if isinstance(value, float):
         return repr(round(value, 6))
     return safe_line(value)
@@ -62,26 +64,48 @@ def print_field(trace: Path | str, field: str | None, as_json: bool) -> None:
     fields = _fields(doc)
     if field is None:
         if as_json:
-            print(strict_json({name: {"value": value, "unit": _unit(name)} for name, value in fields.items()},
-                              indent=2))
+            print(
+                strict_json({name: {"value": value, "unit": _unit(name)} for name, value in fields.items()}, indent=2)
+            )
         else:
             names = {name: safe_line(name) for name in fields}  # repeat stats' names come from the file
             width = max((len(n) for n in names.values()), default=0)
             for name, value in fields.items():
                 shown = None if _not_finite(value) else value
-                print(f"{names[name]:<{width}}  {_text(shown)}  {_unit(name)}".rstrip())
+                unit = _unit(name) if shown is not None else ""  # "null", never "null  ms"
+                print(f"{names[name]:<{width}}  {_text(shown, unit)}  {unit}".rstrip())
         return
     if field not in fields:
-        from libreyolo_profile.output.terminal import close_match_hint  # stdlib difflib only: get stays cold-start light
+        from libreyolo_profile.output.terminal import (
+            close_match_hint,  # stdlib difflib only: get stays cold-start light
+        )
 
-        raise UsageError(f"unknown field '{field}'{close_match_hint(field, fields)}; available: {', '.join(fields)}")
+        hint = close_match_hint(field, fields)
+        # a close match is the answer; only without one is the list worth its length
+        raise UsageError(
+            f"unknown field '{field}'{hint}"
+            + ("; `get <profile>` lists every field" if hint else f"; available: {', '.join(fields)}")
+        )
     value = fields[field]
     reason = _why_null(field, value, doc)
     if _not_finite(value):
         value = None
+    note = metric_note(field, doc)
     if as_json:
-        print(strict_json({"field": field, "value": value, "unit": _unit(field), "reason": reason}))
+        print(
+            strict_json(
+                {
+                    "field": field,
+                    "value": value,
+                    "unit": _unit(field),
+                    "reason": reason,
+                    **({"note": note} if note else {}),
+                }
+            )
+        )
         return
     if reason:
         sys.stderr.write(safe_line(f"{field} is null: {reason}") + "\n")
-    print(_text(value))
+    if note:
+        sys.stderr.write(safe_line(f"{field} is {note}") + "\n")
+    print(_text(value, _unit(field)))

@@ -22,8 +22,17 @@ def model_line(model: dict) -> str:
 
 
 # the model fields `compare` reports when the two sides differ in them
-COMPARED = ("family", "size", "format", "runtime", "execution_provider", "weights", "parameter_count", "flops",
-            "input_shape")
+COMPARED = (
+    "family",
+    "size",
+    "format",
+    "runtime",
+    "execution_provider",
+    "weights",
+    "parameter_count",
+    "flops",
+    "input_shape",
+)
 
 
 def model_differences(before: dict, after: dict) -> dict:

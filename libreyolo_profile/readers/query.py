@@ -4,14 +4,15 @@
 `query` loads the tables the user's one SELECT names into memory, then switches DuckDB's file access
 off entirely (no path stays readable or writable) and runs the SELECT in a worker thread under a time
 limit, so the SQL can read the profiles and nothing else, can write nothing (not even through EXPLAIN
-ANALYZE, which runs what it wraps), and stops on Ctrl-C. `db` materializes the same tables into a
-.duckdb file that works on its own.
+ANALYZE, which runs what it wraps), and stops on Ctrl-C. The deadline covers printing too: the worker
+hands DuckDB's cursor to readers/query_output.py, which streams the rows (--json, --csv) or shows at most
+--max-rows of them; the connection may use at most --memory-limit (readers/query_limits.py). `db`
+materializes the same tables into a .duckdb file that works on its own.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
+import contextlib
 import math
 import os
 import re
@@ -20,31 +21,36 @@ import stat
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 from libreyolo_profile import __version__
 from libreyolo_profile.errors import UnanalysableError, UsageError
 from libreyolo_profile.output.textsafe import safe_line
+from libreyolo_profile.readers.query_limits import memory_limit_setting
+from libreyolo_profile.readers.query_output import DEFAULT_MAX_ROWS, StreamStopped, unique_names
+from libreyolo_profile.store.connection import without_progress_bar
 from libreyolo_profile.store.crossrun.index import collect, require_profiles
 from libreyolo_profile.store.crossrun.views import DEFAULT_ROOT, open_cross_run, register
 from libreyolo_profile.store.schema import SCHEMA_VERSION, TABLES, TABLES_VERSION
 
 
-def lock_down(con, files: list[str], tables=TABLES) -> None:
-    """From here on the connection opens no file at all (to read, to write, or to spill to), and changes
-    no setting.
+def lock_down(con, files: list[str], tables=TABLES, memory_limit: str | None = None) -> None:
+    """From here on the connection opens no file at all (to read, to write, or to spill to), uses at most
+    `memory_limit` (memory_limit_setting; the tables loaded here count against it), and changes no setting.
 
     DuckDB's allowed paths are writable as well as readable, and ATTACH of a new database file passes
     enable_external_access = false, so no path is allowed and the local file system is switched off: the
     sidecar `tables` the query needs are first loaded into memory from `files` (the parquet files
     `register` returned); a table not loaded stays a view over files that can no longer be opened."""
+
+    # a fixed format (memory_limit_setting), never the user's text as given
+    con.execute(f"SET memory_limit = '{memory_limit_setting(memory_limit)}'")
     for table in tables:
         _load_into_memory(con, table, [f for f in files if f.rsplit("/", 1)[-1] == f"{table}.parquet"])
     for name in con.list_filesystems():  # an object store's (s3fs) could write: nothing stays reachable
         con.unregister_filesystem(name)
     con.execute("SET temp_directory = ''")  # no spilling (its default is `.tmp` in the working directory)
-    con.execute("SET enable_progress_bar = false")  # DuckDB's bar would land in stdout, which --json owns
+    without_progress_bar(con)
     con.execute("SET enable_external_access = false")
     con.execute("SET disabled_filesystems = 'LocalFileSystem'")  # after the line above, which needs it
     con.execute("SET lock_configuration = true")
@@ -115,8 +121,11 @@ def _explained(sql: str) -> list[str]:
 
     marks = duckdb.tokenize(sql)
     ends = [start for start, _ in marks[1:]] + [len(sql)]
-    tokens = [(sql[start:end].strip(), start) for (start, kind), end in zip(marks, ends)
-              if kind != duckdb.token_type.comment]
+    tokens = [
+        (sql[start:end].strip(), start)
+        for (start, kind), end in zip(marks, ends, strict=False)
+        if kind != duckdb.token_type.comment
+    ]
     words = [text.upper() for text, _ in tokens]
     at = 1  # tokens[0] is EXPLAIN: the parser said so
     if at < len(words) and words[at] in ("ANALYZE", "ANALYSE"):
@@ -129,7 +138,7 @@ def _explained(sql: str) -> list[str]:
             if depth == 0:
                 starts.append(end + 1)
                 break
-    return [sql[tokens[i][1]:] for i in starts if i < len(tokens)]
+    return [sql[tokens[i][1] :] for i in starts if i < len(tokens)]
 
 
 def _is_one_select(con, sql: str) -> bool:
@@ -155,96 +164,51 @@ def check_read_only(con, sql: str) -> None:
         raise UsageError(f"read-only: only SELECT queries run here, not {kind} ({_READ_ONLY_HINT})")
 
 
-def _locked_query(con, sql: str, files: list[str]) -> tuple[list[str], list[tuple]]:
-    import duckdb
-
-    try:
-        lock_down(con, files, tables_named(sql))
-    except duckdb.Error as exc:  # a sidecar that cannot be read
-        raise UsageError(f"query failed: {_one_line(exc)}") from None
-    return run_query(con, sql)
+def _locked_print(con, sql: str, files: list[str], memory_limit: str | None, write, stream) -> int:
+    """Lock the connection, run the one SELECT and hand its cursor to `write` (readers/query_output.py),
+    which prints the rows batch by batch until done or the stream is stopped; returns the rows the result had."""
+    with _duckdb_errors():
+        lock_down(con, files, tables_named(sql), memory_limit)  # a sidecar that cannot be read fails here
+        check_read_only(con, sql)
+        cursor = con.execute(sql)
+        columns = unique_names([d[0] for d in cursor.description] if cursor.description else [])
+        return write(cursor, columns, stream)  # rows are computed while fetched: errors come from here too
 
 
 def run_query(con, sql: str) -> tuple[list[str], list[tuple]]:
-    import duckdb
-
+    """The columns and every row of one read-only statement (docs and tests; `query` streams instead)."""
     check_read_only(con, sql)
-    try:
+    with _duckdb_errors():
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description] if cursor.description else []
         return unique_names(columns), cursor.fetchall()
+
+
+@contextlib.contextmanager
+def _duckdb_errors():
+    """DuckDB's errors as one line: out of memory and failed reads are exit 1 (the limit or the storage, not
+    the SQL, is at fault), any other error exit 2 (bad SQL, a type error); an interrupt (the deadline,
+    Ctrl-C) passes through."""
+    import duckdb
+
+    try:
+        yield
     except duckdb.OutOfMemoryException as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UsageError(f"query failed: {first} (`query` writes nothing to disk, so it cannot spill: narrow "
-                         f"the query, or run it in a DuckDB shell on `libreyolo profile db out.duckdb`)") from None
+        raise UnanalysableError(
+            f"query failed: {_first_line(exc)} (the limit is --memory-limit; `query` cannot "
+            f"spill to disk: narrow the query, raise --memory-limit, or run it in a DuckDB "
+            f"shell on `libreyolo profile db out.duckdb`)"
+        ) from None
+    except duckdb.InterruptException:
+        raise
     except duckdb.Error as exc:
-        raise UsageError(f"query failed: {_one_line(exc)}") from None
+        # a read that failed under it (an object store that stopped answering) is exit 1, as it is while listing
+        failed_read = isinstance(exc, (duckdb.IOException, duckdb.HTTPException)) or "did not answer" in str(exc)
+        raise (UnanalysableError if failed_read else UsageError)(f"query failed: {_one_line(exc)}") from None
 
 
-def unique_names(columns: list[str]) -> list[str]:
-    """Result column names made unique the way DuckDB names a table's columns (x, x_1, …), so a
-    `SELECT *` over a join keeps every column in a JSON row object."""
-    seen: set[str] = set()
-    out = []
-    for name in columns:
-        candidate, n = name, 0
-        while candidate in seen:
-            n += 1
-            candidate = f"{name}_{n}"
-        seen.add(candidate)
-        out.append(candidate)
-    return out
-
-
-def _plain(value):
-    """A JSON-ready value: DuckDB's Python types become numbers, strings, lists and objects."""
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, _dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).hex()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _cell(value) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, _dt.datetime):
-        return value.isoformat(sep=" ", timespec="seconds")
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_cell(v) for v in value)
-    return str(_plain(value))
-
-
-def show_rows(columns: list[str], rows: list[tuple]) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from libreyolo_profile.output.terminal import stdout_console
-    from libreyolo_profile.output.textsafe import safe_line
-
-    t = Table(header_style="bold", show_edge=False, pad_edge=False)
-    for i, name in enumerate(columns):
-        numeric = any(isinstance(r[i], (int, float, decimal.Decimal)) and not isinstance(r[i], bool) for r in rows)
-        t.add_column(escape(safe_line(name)), justify="right" if numeric else "left", overflow="fold")
-    for row in rows:
-        # values come from traces and from the user's SQL: `[/x]` must print, not parse as rich markup,
-        # and an escape sequence must show as text, not act on the terminal
-        t.add_row(*[escape(safe_line(_cell(v))) for v in row])
-    stdout_console().print(t)
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 class _Worker:
@@ -252,8 +216,9 @@ class _Worker:
     reaches Python whatever DuckDB is doing (a statement run in the main thread sees it only where DuckDB
     checks for signals) and a deadline can be kept; either stops DuckDB with con.interrupt()."""
 
-    def __init__(self, con, work):
-        self.con, self.work, self.outcome = con, work, {}
+    def __init__(self, con, work, output_started=lambda: False):
+        # output_started: whether stdout holds part of the result, asked when the deadline passes
+        self.con, self.work, self.outcome, self.output_started = con, work, {}, output_started
         # The end is told by an Event, not Thread.join/is_alive: on Python 3.11 a join interrupted by Ctrl-C
         # can leave is_alive() False while the thread still runs (seen here: the process then aborted at exit).
         self.done = threading.Event()
@@ -282,8 +247,13 @@ class _Worker:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self.stop()
-                    raise UnanalysableError(f"query exceeded --timeout {timeout:g} s "
-                                            f"(give it more, or --timeout 0 for no limit)")
+                    printed = self.output_started()
+                    raise StreamStopped(
+                        f"query exceeded --timeout {timeout:g} s (it covers printing the rows"
+                        f"{': the output above is cut off' if printed else ''}; give it more, "
+                        f"or --timeout 0 for no limit)",
+                        printed,
+                    )
                 self.done.wait(min(left, 0.1))  # short waits: Ctrl-C is handled between them
         except KeyboardInterrupt:
             self.stop()
@@ -314,33 +284,53 @@ def check_timeout(timeout: float) -> None:
         raise UsageError(f"--timeout takes seconds, 0 or more (0: no limit), not {timeout}")
 
 
-def print_query(sql: str, roots: list[Path], as_json: bool, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+def print_query(
+    sql: str,
+    roots: list[Path],
+    as_json: bool,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    *,
+    as_csv: bool = False,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    memory_limit: str | None = None,
+) -> None:
+    """Run one read-only SELECT over the profiles under `roots` and print its rows: a table of at most
+    `max_rows` rows, or every row as JSON or CSV, streamed. `timeout` covers running and printing."""
     import duckdb
 
-    from libreyolo_profile.output.json_out import emit_json
+    from libreyolo_profile.readers import query_output
 
     check_timeout(timeout)
+    if as_json and as_csv:
+        raise UsageError("give --json or --csv, not both")
+    if max_rows < 0:
+        raise UsageError(f"--max-rows takes a number of rows, 0 or more (0: every row), not {max_rows}")
+    memory_limit_setting(memory_limit)  # a bad size is refused before any profile is read
+    write = (
+        query_output.write_json
+        if as_json
+        else query_output.write_csv
+        if as_csv
+        else lambda cursor, columns, stream: query_output.write_table(cursor, columns, stream, max_rows)
+    )
     roots = list(roots) or [DEFAULT_ROOT]
     try:
         # only the tables the SQL names get views: no other can be read once the connection is locked
         con, found, files = open_cross_run(roots, tables=tables_named(sql))
     except duckdb.InterruptException:  # DuckDB turns Ctrl-C during its own work into this error
         raise KeyboardInterrupt from None
-    worker = _Worker(con, lambda: _locked_query(con, sql, files))
+    stream = query_output.Stream(lambda: worker.stopping)
+    worker = _Worker(con, lambda: _locked_print(con, sql, files, memory_limit, write, stream), lambda: stream.started)
     try:
         check_read_only(con, sql)  # before locking: a refused statement gets its own message
-        columns, rows = worker.run(timeout)
+        count = worker.run(timeout)
     finally:
         if not worker.busy:  # closing a connection another thread still uses is not safe
             con.close()
-    if not rows and kernels_of_cpu_profiles_only(sql, found):
+    if not count and kernels_of_cpu_profiles_only(sql, found):
         from libreyolo_profile.output.terminal import stderr_note
 
         stderr_note("no rows: no GPU profiles under the roots (every one is a CPU profile, which records no kernels)")
-    if as_json:
-        emit_json([dict(zip(columns, _plain(list(row)))) for row in rows])
-    else:
-        show_rows(columns, rows)
 
 
 def kernels_of_cpu_profiles_only(sql: str, found: list) -> bool:
@@ -353,6 +343,10 @@ def kernels_of_cpu_profiles_only(sql: str, found: list) -> bool:
 # db
 
 
+# the DuckDB storage format `db` writes: readable by DuckDB 1.0 and later (shells included)
+DB_STORAGE_VERSION = "v1.0.0"
+
+
 def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = False) -> None:
     """Materialize profiles, kernels, ops, phases, steps and blame into `out`, replacing it in one rename.
     `out` may replace an earlier database of ours; any other file only with --force, and never a
@@ -360,7 +354,7 @@ def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = Fa
     import duckdb
 
     from libreyolo_profile.output.json_out import emit_json
-    from libreyolo_profile.sqlfiles import sql_text
+    from libreyolo_profile.sqlmodules import run_module
     from libreyolo_profile.store.disk.atomic import check_output, is_profile_database, write_output
 
     roots = list(roots) or [DEFAULT_ROOT]
@@ -372,8 +366,11 @@ def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = Fa
     check_output(out, what="database", ours=is_profile_database, force=True)
     found = collect(roots)
     require_profiles(found, roots)
-    read = [*roots, *(item.json_path for item in found),
-            *(item.sidecars / f"{t}.parquet" for item in found if item.sidecars is not None for t in TABLES)]
+    read = [
+        *roots,
+        *(item.json_path for item in found),
+        *(item.sidecars / f"{t}.parquet" for item in found if item.sidecars is not None for t in TABLES),
+    ]
     out.parent.mkdir(parents=True, exist_ok=True)
     counts: dict[str, int] = {}
 
@@ -381,12 +378,25 @@ def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = Fa
         con = duckdb.connect(":memory:")
         try:
             register(con, found)
-            con.execute("ATTACH $path AS out", {"path": str(staged)})
-            con.execute(sql_text("query_db.sql"), {
-                "roots": [str(r) for r in roots], "producer": f"libreyolo-profile {__version__}",
-                "tables_version": TABLES_VERSION, "schema_version": SCHEMA_VERSION})
-            counts.update({name: con.execute(f"SELECT count(*) FROM out.{name}").fetchone()[0]  # fixed names
-                           for name in ("profiles", *TABLES)})
+            # an older storage format than this duckdb writes by default, so the DuckDB shells people
+            # install (duckdb-cli 1.x on PyPI) open the file too; tests/test_query.py opens it with one
+            con.execute(f"ATTACH $path AS out (STORAGE_VERSION '{DB_STORAGE_VERSION}')", {"path": str(staged)})
+            run_module(
+                con,
+                "query_db.sql",
+                {
+                    "roots": [str(r) for r in roots],
+                    "producer": f"libreyolo-profile {__version__}",
+                    "tables_version": TABLES_VERSION,
+                    "schema_version": SCHEMA_VERSION,
+                },
+            )
+            counts.update(
+                {
+                    name: con.execute(f"SELECT count(*) FROM out.{name}").fetchone()[0]  # fixed names
+                    for name in ("profiles", *TABLES)
+                }
+            )
             con.execute("DETACH out")
         finally:
             con.close()
@@ -396,6 +406,12 @@ def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = Fa
     if as_json:
         emit_json(result)
     else:
-        sys.stdout.write(safe_line(f"wrote {out}: {len(found)} profiles; "
-                                   + ", ".join(f"{name} {n:,} rows" for name, n in counts.items() if name != "profiles"))
-                         + "\n" + safe_line(f"open it with: duckdb {shlex.quote(str(out))}") + "\n")
+        sys.stdout.write(
+            safe_line(
+                f"wrote {out}: {len(found)} profiles; "
+                + ", ".join(f"{name} {n:,} rows" for name, n in counts.items() if name != "profiles")
+            )
+            + "\n"
+            + safe_line(f"open it with: duckdb {shlex.quote(str(out))}")
+            + "\n"
+        )

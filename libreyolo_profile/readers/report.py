@@ -2,12 +2,12 @@
 two side by side with the compare table: the positional profile is the one judged, --vs the baseline).
 
 The figures come from the readers' own SQL (summary_document, sql/ops.sql, sql/kernels.sql,
-sql/report_steps.sql, compare_document), over each side opened once (readers/common.open_profile); report_page.py turns them into HTML and report_svg.py
-draws the charts. Where the file goes: `--out`, else `report.html` beside a profile of ours in a
-writable directory, else `./report.html` (a foreign trace, or a read-only profile: the reader
-never writes beside its input then). Whichever it is, store/disk/atomic.py `write_output` guards it: never
-through a symlink, onto a non-regular file or onto an input; an existing file that is not a report of
-ours only with --force.
+sql/report_steps.sql, compare_document), over each side opened once (readers/common.open_profile);
+report_page.py turns them into HTML and report_svg.py draws the charts. Where the file goes: `--out`,
+else `report.html` beside a profile of ours in a writable directory, else `./report.html` (a foreign
+trace, or a read-only profile: the reader never writes beside its input then). Whichever it is,
+store/disk/atomic.py `write_output` guards it: never through a symlink, onto a non-regular file or onto
+an input; an existing file that is not a report of ours only with --force.
 """
 
 from __future__ import annotations
@@ -18,21 +18,18 @@ from pathlib import Path
 
 from libreyolo_profile import __version__
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.readers import summary
 from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.readers import summary
 from libreyolo_profile.readers.common import PHASES, OpenProfile, opened, records, run_sql
+from libreyolo_profile.readers.memory import memory_chart
+from libreyolo_profile.readers.report_ranks import rank_lanes
+from libreyolo_profile.readers.roofline import roofline_rows
 from libreyolo_profile.store.disk.atomic import write_output
-from libreyolo_profile.store.workdir import cache_root
+from libreyolo_profile.store.disk.owned import COMPARE_FILE, REPORT_FILE, is_report
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TABLES, TRACE_FILE
+from libreyolo_profile.store.workdir import cache_root
 
-REPORT_FILE = "report.html"
-COMPARE_FILE = "report_vs.html"
 TOP = 15
-# report_page.py puts this in every page's <head>: it tells an earlier report of ours, which a new
-# one may replace, from any other file (which only --force replaces)
-GENERATOR_MARKER = b'<meta name="generator" content="libreyolo-profile report">'
-# pages written before the marker existed end with this footer
-_LEGACY_FOOTER = b"<footer>written by libreyolo-profile "
 # the files of a profile directory a report reads: never a place to write it
 _PROFILE_INPUTS = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, *(f"{t}.parquet" for t in TABLES))
 
@@ -44,9 +41,16 @@ def _steps(con) -> tuple[list[dict], object, int]:
     rank, ranks = None, 1
     for row in records(columns, rows):
         rank, ranks = row["rank"], row["ranks"]
-        step = steps.setdefault(row["step"], {"step": row["step"], "host_ms": row["host_ms"],
-                                              "kernel_ms": row["kernel_ms"], "device_end_ms": row["device_end_ms"],
-                                              "phases": {}})
+        step = steps.setdefault(
+            row["step"],
+            {
+                "step": row["step"],
+                "host_ms": row["host_ms"],
+                "kernel_ms": row["kernel_ms"],
+                "device_end_ms": row["device_end_ms"],
+                "phases": {},
+            },
+        )
         if row["phase"] is not None:
             step["phases"][row["phase"]] = (step["phases"].get(row["phase"]) or 0.0) + (row["wall_ms"] or 0.0)
     return list(steps.values()), rank, ranks
@@ -57,8 +61,11 @@ def report_side(profile: OpenProfile) -> dict:
     s = summary.summary_document(profile)
     loaded, con, doc = profile.loaded, profile.con, profile.doc
     steps, rank, ranks = _steps(con)
-    k_cols, k_rows = run_sql(con, "kernels.sql", {"phase": None, "category": None, "grep": None,
-                                                  "tensorcore": False, "sort": "time", "top": TOP})
+    k_cols, k_rows = run_sql(
+        con,
+        "kernels.sql",
+        {"phase": None, "category": None, "grep": None, "tensorcore": False, "sort": "time", "top": TOP},
+    )
     o_cols, o_rows = run_sql(con, "ops.sql", {"phase": None, "top": TOP})
     present = {p for st in steps for p in st["phases"]}
     order = PHASES[doc["kind"]] + sorted(present - set(PHASES[doc["kind"]]))
@@ -66,13 +73,21 @@ def report_side(profile: OpenProfile) -> dict:
     return {
         "summary": s,
         "steps": steps,
+        "extra": doc.get("extra") or [],
         "rank": rank,
         "ranks": ranks,
         "phase_order": order,
         "kernels": records(k_cols, k_rows),
         "ops": records(o_cols, o_rows),
-        "meta": {"created": doc.get("created"), "producer": doc.get("producer"), "command": doc.get("command"),
-                 "device_name": environment.get("device_name")},
+        "roofline": roofline_rows(con),
+        "memory": memory_chart(profile),
+        "rank_lanes": rank_lanes(con),  # a job profile's lanes (readers/report_ranks.py); empty otherwise
+        "meta": {
+            "created": doc.get("created"),
+            "producer": doc.get("producer"),
+            "command": doc.get("command"),
+            "device_name": environment.get("device_name"),
+        },
         "producer": f"libreyolo-profile {__version__}",
         "home": loaded.home,
     }
@@ -102,18 +117,6 @@ def default_out(home: Path | None, name: str = REPORT_FILE) -> Path:
     if _ours(home) and _writable(home):
         return Path(home) / name
     return Path.cwd() / name
-
-
-def is_report(path: Path) -> bool:
-    """An HTML report written by `libreyolo profile report` (or beside a measured profile)."""
-    try:
-        with open(path, "rb") as handle:
-            if GENERATOR_MARKER in handle.read(8192):
-                return True
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))
-            return _LEGACY_FOOTER in handle.read()
-    except OSError:
-        return False
 
 
 def report_inputs(*sources: Path | None, homes: tuple[Path | None, ...] = ()) -> list[Path]:
@@ -147,8 +150,12 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
     left = report_side(left_profile)
     if vs is None:
         page = report_page.single_page(left)
-        return page, {"kind": left["summary"]["profile"]["kind"], "bound": left["summary"]["verdict"].get("bound"),
-                      "home": left["home"], "homes": (left["home"],)}
+        return page, {
+            "kind": left["summary"]["profile"]["kind"],
+            "bound": left["summary"]["verdict"].get("bound"),
+            "home": left["home"],
+            "homes": (left["home"],),
+        }
     from libreyolo_profile.readers import compare  # the compare reader owns the before/after arithmetic
 
     # the positional profile is the one judged and --vs its baseline: the baseline is compare's
@@ -157,9 +164,13 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
     comparison = compare.compare_document(baseline_profile.loaded, left_profile.loaded)
     baseline = report_side(baseline_profile)
     page = report_page.compare_page(left, baseline, comparison)
-    return page, {"kind": comparison["kind"], "bound": left["summary"]["verdict"].get("bound"),
-                  "vs_bound": baseline["summary"]["verdict"].get("bound"), "home": left["home"],
-                  "homes": (left["home"], baseline["home"])}
+    return page, {
+        "kind": comparison["kind"],
+        "bound": left["summary"]["verdict"].get("bound"),
+        "vs_bound": baseline["summary"]["verdict"].get("bound"),
+        "home": left["home"],
+        "homes": (left["home"], baseline["home"]),
+    }
 
 
 def _charts(page: str) -> list[str]:
@@ -168,16 +179,28 @@ def _charts(page: str) -> list[str]:
     return re.findall(r'<svg class="chart" data-chart="([^"]+)"', page)
 
 
-def write_report_file(trace: Path, out: Path | None = None, vs: Path | None = None, as_json: bool = False,
-                      force: bool = False) -> None:
+def write_report_file(
+    trace: Path, out: Path | None = None, vs: Path | None = None, as_json: bool = False, force: bool = False
+) -> None:
     """`libreyolo profile report`: write the page, then print where it went."""
     page, facts = report_html(Path(trace), Path(vs) if vs is not None else None)
-    target = Path(out) if out is not None else default_out(facts["home"], COMPARE_FILE if vs is not None else REPORT_FILE)
+    target = (
+        Path(out) if out is not None else default_out(facts["home"], COMPARE_FILE if vs is not None else REPORT_FILE)
+    )
     written = write_html(page, target, inputs=report_inputs(trace, vs, homes=facts["homes"]), force=force)
     if as_json:
-        emit_json({"out": str(written.resolve()), "trace": str(trace), "vs": str(vs) if vs is not None else None,
-                   "kind": facts["kind"], "bound": facts["bound"], "vs_bound": facts.get("vs_bound"),
-                   "bytes": len(page.encode("utf-8")), "charts": _charts(page)})
+        emit_json(
+            {
+                "out": str(written.resolve()),
+                "trace": str(trace),
+                "vs": str(vs) if vs is not None else None,
+                "kind": facts["kind"],
+                "bound": facts["bound"],
+                "vs_bound": facts.get("vs_bound"),
+                "bytes": len(page.encode("utf-8")),
+                "charts": _charts(page),
+            }
+        )
     else:
         from libreyolo_profile.output.textsafe import safe_line
 

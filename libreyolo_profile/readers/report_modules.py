@@ -4,7 +4,10 @@ tree (readers/modules.py top_modules). Inline SVG like the rest of the report (r
 
 from __future__ import annotations
 
-from libreyolo_profile.readers.report_svg import FONT, PHASE_COLORS, esc, num
+from libreyolo_profile.metric_catalog import measured_unit
+from libreyolo_profile.readers.modules import inclusive_note
+from libreyolo_profile.readers.report_colors import color_for
+from libreyolo_profile.readers.report_svg import FONT, esc, num
 
 ROW_HEIGHT = 30
 MODULE_PHASES = ("forward", "backward")
@@ -27,19 +30,25 @@ def icicle(rows: list[dict], phase: str, width: int) -> str:
     kids = _children(rows)
     depth = max(int(r["depth"]) for r in rows) - min(int(r["depth"]) for r in rows) + 1
     height = ROW_HEIGHT * depth + 4
-    color = PHASE_COLORS.get(phase, "#3a7bd5")
-    parts = [f'<svg class="chart" data-chart="modules-{esc(phase)}" viewBox="0 0 {width} {height}" role="img" '
-             f'aria-label="{esc(phase)} pass by module" preserveAspectRatio="xMinYMin meet" style="{FONT}">']
+    color = color_for(phase)
+    parts = [
+        f'<svg class="chart" data-chart="modules-{esc(phase)}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{esc(phase)} pass by module" preserveAspectRatio="xMinYMin meet" style="{FONT}">'
+    ]
 
     def draw(row: dict, x: float, w: float, level: int) -> None:
         y = 2 + level * ROW_HEIGHT
         total = row["total_ms_per_step"] or 0.0
-        title = (f'{row["path"]} ({row["module_type"]}): {num(total)} ms/step, self {num(row["self_ms_per_step"])} ms, '
-                 f'{num(row["share_pct"], 1)} % of the model')
+        title = (
+            f"{row['path']} ({row['module_type']}): {num(total)} ms/step, self {num(row['self_ms_per_step'])} ms, "
+            f"{num(row['share_pct'], 1)} % of the model"
+        )
         opacity = max(0.35, 1.0 - 0.2 * level)
-        parts.append(f'<rect class="seg" x="{x:.2f}" y="{y}" width="{max(w - 1, 0):.2f}" height="{ROW_HEIGHT - 3}" '
-                     f'fill="{color}" fill-opacity="{opacity:.2f}"><title>{esc(title)}</title></rect>')
-        text = f'{row["name"]} {num(row["share_pct"], 0)}%'
+        parts.append(
+            f'<rect class="seg" x="{x:.2f}" y="{y}" width="{max(w - 1, 0):.2f}" height="{ROW_HEIGHT - 3}" '
+            f'fill="{color}" fill-opacity="{opacity:.2f}"><title>{esc(title)}</title></rect>'
+        )
+        text = f"{row['name']} {num(row['share_pct'], 0)}%"
         if w > 7.0 * len(text) + 8:
             parts.append(f'<text x="{x + 5:.1f}" y="{y + ROW_HEIGHT * 0.6:.1f}" class="inbar">{esc(text)}</text>')
         children = kids.get(row["path"], [])
@@ -65,13 +74,22 @@ def icicle(rows: list[dict], phase: str, width: int) -> str:
 def modules_section(side: dict, width: int) -> str:
     """'Where in the model': one icicle per pass the profile recorded module ranges for."""
     rows = side["summary"].get("modules") or []
+    unit = measured_unit(side["summary"]["profile"]["kind"])
     charts = []
     for phase in MODULE_PHASES:
         part = [r for r in rows if r["phase"] == phase]
         if part:
-            charts.append(f"<h3>{esc(phase)} pass</h3>" + icicle(part, phase, width))
+            charts.append(
+                f"<h3>{esc(phase)} pass</h3>"
+                + icicle(part, phase, width)
+                + f'<p class="note">{esc(inclusive_note(part, unit))}</p>'
+            )
     if not charts:
         return ""
-    return ("<h2>Where in the model: host time per module</h2>"
-            "<p>Each box is as wide as the module's host time per step; below it, its parts and their largest "
-            "blocks (<code>libreyolo profile modules</code> lists every module).</p>" + "".join(charts))
+    return (
+        "<h2>Where in the model: host time per module"
+        + esc(f" · {(side['summary'].get('provenance') or {}).get('tables') or ''}".rstrip(" ·"))
+        + "</h2>"
+        f"<p>Each box is as wide as the module's host time per {unit}; below it, its parts and their largest "
+        "blocks (<code>libreyolo profile modules</code> lists every module).</p>" + "".join(charts)
+    )

@@ -10,36 +10,16 @@ from __future__ import annotations
 import html
 import math
 
-PHASE_COLORS = {
-    "dataload": "#e8a317", "to_device": "#9b59b6", "forward": "#3a7bd5", "backward": "#e0554f",
-    "optimizer": "#23a56f", "preprocess": "#e8a317", "postprocess": "#23a56f",
-}
-CATEGORY_COLORS = {
-    "gemm": "#3a7bd5", "elementwise": "#e0554f", "norm": "#23a56f", "layout": "#e8a317", "reduce": "#9b59b6",
-    "memcpy": "#7f8c8d", "memset": "#b4bcc2", "optimizer": "#16a085", "nms/sort": "#d35400",
-    "communication": "#8e2c22", "other": "#a0a7ad",
-}
-# blame causes (sql/blame.sql): device work in the category colours, host causes in their own
-BLAME_COLORS = {
-    "gemm_conv": "#3a7bd5", "attention": "#2e86c1", "memory_bound": "#e0554f", "device_other": "#a0a7ad",
-    "communication": "#8e2c22", "memcpy_memset": "#7f8c8d", "sync_bubble": "#c0399b", "module_loading": "#d35400",
-    "allocator": "#f0932b", "dataload": "#e8a317", "launching": "#27ae60", "cpu_work": "#16a085",
-    "unexplained_idle": "#d5d8dc", "cpu_gemm_conv": "#3a7bd5", "cpu_other_ops": "#2e86c1",
-    "cpu_communication": "#8e2c22", "framework_overhead": "#27ae60",
-}
-_FALLBACK = ["#5d6d7e", "#c39bd3", "#76d7c4", "#f0b27a", "#85929e", "#f1948a"]
-GPU_OVERLAY = "#1b1f24"
+from libreyolo_profile.output.textsafe import safe_text
+from libreyolo_profile.readers.report_colors import INK, color_for
+
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
 
 
 def esc(text) -> str:
-    return html.escape("" if text is None else str(text), quote=True)
-
-
-def color_for(name: str, palette: dict) -> str:
-    if name in palette:
-        return palette[name]
-    return _FALLBACK[sum(map(ord, str(name))) % len(_FALLBACK)]
+    """HTML-escaped, and every control character but newline and tab made visible (`\\x1b`): a name
+    from a trace can hold ESC or BEL, which `cat report.html` would hand to the terminal."""
+    return html.escape(safe_text("" if text is None else text), quote=True)
 
 
 def num(value: float | None, digits: int = 2) -> str:
@@ -68,20 +48,31 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
 
 
 def _open(kind: str, width: int, height: int, label: str) -> str:
-    return (f'<svg class="chart" data-chart="{esc(kind)}" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="{esc(label)}" preserveAspectRatio="xMinYMin meet" style="{FONT}">')
+    return (
+        f'<svg class="chart" data-chart="{esc(kind)}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{esc(label)}" preserveAspectRatio="xMinYMin meet" style="{FONT}">'
+    )
 
 
-def _y_axis(ticks: list[float], left: int, right: int, top: int, bottom: int, unit: str,
-            label=lambda t: num(t, 1 if t < 10 else 0)) -> list[str]:
+def _y_axis(
+    ticks: list[float],
+    left: int,
+    right: int,
+    top: int,
+    bottom: int,
+    unit: str,
+    label=lambda t: num(t, 1 if t < 10 else 0),
+) -> list[str]:
     parts = []
     span = ticks[-1] or 1.0
     for t in ticks:
         y = bottom - (bottom - top) * t / span
         parts.append(f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{esc(label(t))}</text>')
-    parts.append(f'<text x="{left - 44}" y="{top + (bottom - top) / 2:.1f}" class="axis" text-anchor="middle" '
-                 f'transform="rotate(-90 {left - 44} {top + (bottom - top) / 2:.1f})">{esc(unit)}</text>')
+    parts.append(
+        f'<text x="{left - 44}" y="{top + (bottom - top) / 2:.1f}" class="axis" text-anchor="middle" '
+        f'transform="rotate(-90 {left - 44} {top + (bottom - top) / 2:.1f})">{esc(unit)}</text>'
+    )
     return parts
 
 
@@ -89,8 +80,15 @@ def step_peak(steps: list[dict], show_gpu: bool) -> float:
     return max([s["host_ms"] or 0 for s in steps] + ([s["kernel_ms"] or 0 for s in steps] if show_gpu else []) + [0])
 
 
-def step_bars(steps: list[dict], phases: list[str], show_gpu: bool, unit_word: str = "step",
-              width: int = 900, height: int = 280, y_top: float | None = None) -> str:
+def step_bars(
+    steps: list[dict],
+    phases: list[str],
+    show_gpu: bool,
+    unit_word: str = "step",
+    width: int = 900,
+    height: int = 280,
+    y_top: float | None = None,
+) -> str:
     """Per step: host wall time stacked by phase; the device kernel time the step launched laid
     over it as a narrower dark bar (GPU profiles only). `y_top` shares one scale between charts."""
     left, right, top, bottom = 64, width - 12, 14, height - 40
@@ -113,27 +111,38 @@ def step_bars(steps: list[dict], phases: list[str], show_gpu: bool, unit_word: s
                 continue
             h = ms * scale
             y -= h
-            parts.append(f'<rect class="seg" x="{x:.2f}" y="{y:.2f}" width="{bar:.2f}" height="{h:.2f}" '
-                         f'fill="{color_for(phase, PHASE_COLORS)}"><title>{esc(unit_word)} {s["step"]} · '
-                         f'{esc(phase)}: {esc(num(ms))} ms</title></rect>')
+            parts.append(
+                f'<rect class="seg" x="{x:.2f}" y="{y:.2f}" width="{bar:.2f}" height="{h:.2f}" '
+                f'fill="{color_for(phase)}"><title>{esc(unit_word)} {s["step"]} · '
+                f"{esc(phase)}: {esc(num(ms))} ms</title></rect>"
+            )
         rest = (s["host_ms"] or 0.0) - sum(v or 0.0 for v in s["phases"].values())
         if rest > 1e-6 * span and not s["phases"]:
             # a step without phase rows still shows its host time
             h = rest * scale
-            parts.append(f'<rect class="seg" x="{x:.2f}" y="{bottom - h:.2f}" width="{bar:.2f}" height="{h:.2f}" '
-                         f'fill="#a0a7ad"><title>{esc(unit_word)} {s["step"]}: {esc(num(rest))} ms (no phases)</title></rect>')
+            parts.append(
+                f'<rect class="seg" x="{x:.2f}" y="{bottom - h:.2f}" width="{bar:.2f}" height="{h:.2f}" '
+                f'fill="{color_for("no_phases")}"><title>{esc(unit_word)} {s["step"]}: {esc(num(rest))} ms '
+                "(no phases)</title></rect>"
+            )
         if show_gpu and s.get("kernel_ms"):
             h = s["kernel_ms"] * scale
             w = max(bar * 0.38, 0.5)
-            parts.append(f'<rect class="gpu" x="{x + (bar - w) / 2:.2f}" y="{bottom - h:.2f}" width="{w:.2f}" '
-                         f'height="{h:.2f}" fill="{GPU_OVERLAY}" fill-opacity="0.62"><title>{esc(unit_word)} '
-                         f'{s["step"]} · GPU kernel time launched: {esc(num(s["kernel_ms"]))} ms</title></rect>')
+            parts.append(
+                f'<rect class="gpu" x="{x + (bar - w) / 2:.2f}" y="{bottom - h:.2f}" width="{w:.2f}" '
+                f'height="{h:.2f}" fill="{color_for("gpu_busy")}" fill-opacity="0.62"><title>{esc(unit_word)} '
+                f"{s['step']} · GPU kernel time launched: {esc(num(s['kernel_ms']))} ms</title></rect>"
+            )
         if i % label_every == 0 or i == n - 1:
-            parts.append(f'<text x="{left + i * slot + slot / 2:.1f}" y="{bottom + 15}" text-anchor="middle" '
-                         f'class="tick">{s["step"]}</text>')
+            parts.append(
+                f'<text x="{left + i * slot + slot / 2:.1f}" y="{bottom + 15}" text-anchor="middle" '
+                f'class="tick">{s["step"]}</text>'
+            )
     parts.append(f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" class="axisline"/>')
-    parts.append(f'<text x="{(left + right) / 2:.0f}" y="{height - 6}" text-anchor="middle" class="axis">'
-                 f'measured {esc(unit_word)}</text>')
+    parts.append(
+        f'<text x="{(left + right) / 2:.0f}" y="{height - 6}" text-anchor="middle" class="axis">'
+        f"measured {esc(unit_word)}</text>"
+    )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -141,8 +150,9 @@ def step_bars(steps: list[dict], phases: list[str], show_gpu: bool, unit_word: s
 def legend(items: list[tuple[str, str]], extra: list[tuple[str, str, str]] = ()) -> str:
     """A legend as HTML: (label, colour) swatches; extra = (label, colour, css class)."""
     spans = [f'<span class="key"><i style="background:{c}"></i>{esc(label)}</span>' for label, c in items]
-    spans += [f'<span class="key"><i class="{cls}" style="background:{c}"></i>{esc(label)}</span>'
-              for label, c, cls in extra]
+    spans += [
+        f'<span class="key"><i class="{cls}" style="background:{c}"></i>{esc(label)}</span>' for label, c, cls in extra
+    ]
     return f'<div class="legend">{"".join(spans)}</div>'
 
 
@@ -156,8 +166,10 @@ def share_bar(segments: list[tuple[str, float, str]], kind: str, width: int = 90
             continue
         w = width * value / total
         pct = 100.0 * value / total
-        parts.append(f'<rect class="seg" x="{x:.2f}" y="2" width="{w:.2f}" height="{height - 4}" fill="{color}">'
-                     f'<title>{esc(label)}: {esc(num(pct, 1))} %</title></rect>')
+        parts.append(
+            f'<rect class="seg" x="{x:.2f}" y="2" width="{w:.2f}" height="{height - 4}" fill="{color}">'
+            f"<title>{esc(label)}: {esc(num(pct, 1))} %</title></rect>"
+        )
         text = f"{label} {pct:.0f}%"
         if w > 7.2 * len(text) + 8:
             parts.append(f'<text x="{x + 6:.1f}" y="{height / 2 + 4:.1f}" class="inbar">{esc(text)}</text>')
@@ -168,8 +180,14 @@ def share_bar(segments: list[tuple[str, float, str]], kind: str, width: int = 90
     return "".join(parts)
 
 
-def hbars(rows: list[tuple[str, float, str, str]], kind: str, unit: str, width: int = 900,
-          row_height: int = 24, label_width: int = 150) -> str:
+def hbars(
+    rows: list[tuple[str, float, str, str]],
+    kind: str,
+    unit: str,
+    width: int = 900,
+    row_height: int = 24,
+    label_width: int = 150,
+) -> str:
     """Horizontal bars, one per row: (label, value, colour, value text shown at the bar's end)."""
     height = row_height * max(len(rows), 1) + 8
     peak = max([v for _, v, _, _ in rows if v] + [0]) or 1.0
@@ -178,17 +196,22 @@ def hbars(rows: list[tuple[str, float, str, str]], kind: str, unit: str, width: 
     for i, (label, value, color, text) in enumerate(rows):
         y = 4 + i * row_height
         w = max(plot * (value or 0) / peak, 0.0)
-        parts.append(f'<text x="{label_width - 8}" y="{y + row_height * 0.68:.1f}" text-anchor="end" class="label">'
-                     f'{esc(label)}</text>')
-        parts.append(f'<rect class="bar" x="{label_width}" y="{y + 3}" width="{w:.2f}" height="{row_height - 7}" '
-                     f'fill="{color}"><title>{esc(label)}: {esc(text)}</title></rect>')
-        parts.append(f'<text x="{label_width + w + 6:.1f}" y="{y + row_height * 0.68:.1f}" class="tick">{esc(text)}</text>')
+        parts.append(
+            f'<text x="{label_width - 8}" y="{y + row_height * 0.68:.1f}" text-anchor="end" class="label">'
+            f"{esc(label)}</text>"
+        )
+        parts.append(
+            f'<rect class="bar" x="{label_width}" y="{y + 3}" width="{w:.2f}" height="{row_height - 7}" '
+            f'fill="{color}"><title>{esc(label)}: {esc(text)}</title></rect>'
+        )
+        parts.append(
+            f'<text x="{label_width + w + 6:.1f}" y="{y + row_height * 0.68:.1f}" class="tick">{esc(text)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def histogram(values: list[float], markers: list[tuple[str, float | None]], width: int = 900,
-              height: int = 240) -> str:
+def histogram(values: list[float], markers: list[tuple[str, float | None]], width: int = 900, height: int = 240) -> str:
     """Counts of `values` (ms) in equal bins, with vertical marker lines (label, ms) for percentiles."""
     left, right, top, bottom = 64, width - 12, 18 + 13 * len(markers), height - 40
     lo, hi = min(values), max(values)
@@ -203,8 +226,10 @@ def histogram(values: list[float], markers: list[tuple[str, float | None]], widt
         counts[min(int((v - lo) / step), bins - 1)] += 1
     ticks = nice_ticks(max(counts))
     span = ticks[-1] or 1
-    parts = [_open("latency", width, height, "latency distribution"),
-             *_y_axis(ticks, left, right, top, bottom, "calls", label=lambda t: f"{t:g}")]
+    parts = [
+        _open("latency", width, height, "latency distribution"),
+        *_y_axis(ticks, left, right, top, bottom, "calls", label=lambda t: f"{t:g}"),
+    ]
 
     def xof(ms: float) -> float:
         return left + (right - left) * (ms - lo) / (hi - lo)
@@ -214,39 +239,55 @@ def histogram(values: list[float], markers: list[tuple[str, float | None]], widt
             continue
         x0, x1 = xof(lo + i * step), xof(lo + (i + 1) * step)
         h = (bottom - top) * count / span
-        parts.append(f'<rect class="bin" x="{x0 + 0.5:.2f}" y="{bottom - h:.2f}" width="{max(x1 - x0 - 1, 0.5):.2f}" '
-                     f'height="{h:.2f}" fill="#3a7bd5"><title>{esc(num(lo + i * step))}–{esc(num(lo + (i + 1) * step))} ms: '
-                     f'{count} call{"s" if count != 1 else ""}</title></rect>')
+        parts.append(
+            f'<rect class="bin" x="{x0 + 0.5:.2f}" y="{bottom - h:.2f}" width="{max(x1 - x0 - 1, 0.5):.2f}" '
+            f'height="{h:.2f}" fill="{color_for("latency_calls")}"><title>{esc(num(lo + i * step))}–'
+            f"{esc(num(lo + (i + 1) * step))} ms: "
+            f"{count} call{'s' if count != 1 else ''}</title></rect>"
+        )
     for j, (label, ms) in enumerate(markers):
         if ms is None:
             continue
         x = min(max(xof(ms), left), right)
-        parts.append(f'<line class="marker" x1="{x:.1f}" x2="{x:.1f}" y1="{4 + 13 * j:.1f}" y2="{bottom}" stroke="#c0392b" '
-                     f'stroke-dasharray="4 3"><title>{esc(label)}: {esc(num(ms))} ms</title></line>')
+        parts.append(
+            f'<line class="marker" x1="{x:.1f}" x2="{x:.1f}" y1="{4 + 13 * j:.1f}" y2="{bottom}" stroke="{INK}" '
+            f'stroke-dasharray="4 3"><title>{esc(label)}: {esc(num(ms))} ms</title></line>'
+        )
         parts.append(f'<text x="{x + 3:.1f}" y="{13 + 13 * j:.1f}" class="tick marker-label">{esc(label)}</text>')
     tick = nice_step((hi - lo) / 6)
     for k in range(math.ceil(lo / tick), math.floor(hi / tick) + 1):
         ms = k * tick
-        parts.append(f'<text x="{xof(ms):.1f}" y="{bottom + 15}" text-anchor="middle" class="tick">{esc(num(ms, 1))}</text>')
+        parts.append(
+            f'<text x="{xof(ms):.1f}" y="{bottom + 15}" text-anchor="middle" class="tick">{esc(num(ms, 1))}</text>'
+        )
     parts.append(f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" class="axisline"/>')
-    parts.append(f'<text x="{(left + right) / 2:.0f}" y="{height - 6}" text-anchor="middle" class="axis">latency per call (ms)</text>')
+    parts.append(
+        f'<text x="{(left + right) / 2:.0f}" y="{height - 6}" text-anchor="middle" class="axis">'
+        "latency per call (ms)</text>"
+    )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def blame_section(blame: dict, bound: str | None, noun: str, width: int, steps_shown: int = 10) -> str:
+def blame_section(blame: dict, bound: str | None, noun: str, width: int, steps_shown: int = 10, where: str = "") -> str:
     """The blame (summary_document's "blame") as one 100 % bar per step and one for all steps, the
     verdict beside the total; empty where the profile has no blame."""
     if not blame or not blame.get("steps"):
         return ""
 
     def bar(causes: dict) -> str:
-        return share_bar([(c, v, color_for(c, BLAME_COLORS)) for c, v in causes.items()], "blame", width=width)
+        return share_bar([(c, v, color_for(c)) for c, v in causes.items()], "blame", width=width)
 
-    rows = "".join(f'<p class="note">{esc(noun)} {esc(row["step"])} · {esc(num(row["step_ms"]))} ms</p>'
-                   + bar(row["causes"]) for row in blame["steps"][:steps_shown])
+    rows = "".join(
+        f'<p class="note">{esc(noun)} {esc(row["step"])} · {esc(num(row["step_ms"]))} ms</p>' + bar(row["causes"])
+        for row in blame["steps"][:steps_shown]
+    )
     more = len(blame["steps"]) - steps_shown
-    return (f"<h2>Blame: what held each {esc(noun)}'s critical path</h2>"
-            f'<p class="note">all {esc(noun)}s · verdict: <b data-blame-verdict="{esc(bound)}">{esc(bound)}</b></p>'
-            + bar(blame["total"]) + legend([(c, color_for(c, BLAME_COLORS)) for c in blame["total"]]) + rows
-            + (f'<p class="note">… {more} more {esc(noun)}s in the total</p>' if more > 0 else ""))
+    return (
+        f"<h2>Blame: what held each {esc(noun)}'s critical path{esc(where)}</h2>"
+        f'<p class="note">all {esc(noun)}s · verdict: <b data-blame-verdict="{esc(bound)}">{esc(bound)}</b></p>'
+        + bar(blame["total"])
+        + legend([(c, color_for(c)) for c in blame["total"]])
+        + rows
+        + (f'<p class="note">… {more} more {esc(noun)}s in the total</p>' if more > 0 else "")
+    )

@@ -6,76 +6,98 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from libreyolo_profile.store.document.verdict import DIRECT_BOUNDS as DIRECT, THRESHOLDS, blame_bottleneck
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.metric_catalog import is_cpu_profile, null_reason
+from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile, null_reason
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, stdout_console
-from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
 from libreyolo_profile.output.textsafe import safe_line
+from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
+from libreyolo_profile.readers.provenance import is_unprofiled
+from libreyolo_profile.store.document.verdict import DIRECT_BOUNDS as DIRECT
+from libreyolo_profile.store.document.verdict import THRESHOLDS, blame_bottleneck
 
 MODEL_TEXT = {
-    "launches": "launches removed × blame_launch_us (the blame's launching time per launch; per_launch_host_us "
-                "without a blame)",
-    "gpu-work": "GPU time removed (a category: its GPU ms per step; N launches: N × kernel_gap_us)",
+    "launches": "launches removed × steady_launch_us (the steady-state launch call, cold first launches left out; "
+    "blame_launch_us, then per_launch_host_us, where it is null), at most the removed launches' share of the "
+    "blame's launching time, plus a category's exclusive device time",
+    "gpu-work": "GPU time freed (a category: the time it alone held the device, category_exclusive_ms_per_step; "
+    "N launches: N × kernel_gap_us)",
     "cpu-ops": "removed ops × per_launch_host_us (on a CPU: framework time ÷ dispatched leaf ops, "
-               "the per-op dispatch cost)",
+    "the per-op dispatch cost)",
 }
 # The input each model multiplies by, for the note when it is null.
 MODEL_INPUT = {"launches": "per_launch_host_us", "cpu-ops": "per_launch_host_us"}
 
 
 def _categories(con) -> list[str]:
-    return [r[0] for r in con.execute(
-        "SELECT DISTINCT category FROM kernels WHERE category IS NOT NULL ORDER BY 1").fetchall()]
+    return [
+        r[0]
+        for r in con.execute("SELECT DISTINCT category FROM kernels WHERE category IS NOT NULL ORDER BY 1").fetchall()
+    ]
 
 
 def _validate(doc: dict, con, category: str | None, launches: int | None) -> None:
     m = doc["metrics"]
     if category is not None:
         if is_cpu_profile(doc):
-            raise UsageError("--remove-category needs GPU kernels, and a CPU profile has no kernel categories; "
-                             "use --remove-launches N (N dispatched ops per step)")
+            raise UsageError(
+                "--remove-category needs GPU kernels, and a CPU profile has no kernel categories; "
+                "use --remove-launches N (N dispatched ops per step)"
+            )
         present = _categories(con)
         if category.lower() not in [c.lower() for c in present]:
-            raise UsageError(f"no kernel category '{category}' in this profile; categories present: "
-                             f"{', '.join(present) or 'none'}")
+            raise UsageError(
+                f"no kernel category '{category}' in this profile; categories present: {', '.join(present) or 'none'}"
+            )
     if launches is not None:
         per_step = m.get("launches_per_step")
         most = math.floor(per_step) if isinstance(per_step, (int, float)) else 0
         if most < 1:
-            raise UsageError(f"--remove-launches: this profile records no launches per step "
-                             f"(launches_per_step = {fmt(per_step)}), so none can be removed")
+            raise UsageError(
+                f"--remove-launches: this profile records no launches per step "
+                f"(launches_per_step = {fmt(per_step)}), so none can be removed"
+            )
         if not 1 <= launches <= most:
-            raise UsageError(f"--remove-launches must be between 1 and {most} (the profile's launches per step), "
-                             f"not {launches}")
+            raise UsageError(
+                f"--remove-launches must be between 1 and {most} (the profile's launches per step), not {launches}"
+            )
 
 
 def _caveat(doc: dict, row: dict, inputs: dict) -> str:
     bound = doc["verdict"]["bound"]
-    parts = ["the per-launch cost is an approximation: per_launch_host_us averages the whole step's host time over "
-             "its launches, and kernel_gap_us is a median, so removing particular work may save more or less; "
-             "the only proof is a second measurement (make the change, measure again, `libreyolo profile compare`)"]
+    parts = [
+        "the per-launch cost is an approximation: per_launch_host_us averages the whole step's host time over "
+        "its launches, and kernel_gap_us is a median, so removing particular work may save more or less; "
+        "the only proof is a second measurement (make the change, measure again, `libreyolo profile compare`)"
+    ]
     if row["model"] == "launches":
-        parts.append(f"the launch model assumes the GPU ({fmt(inputs['gpu_util_pct'], 1)}% busy) absorbs the removed "
-                     "kernels' own work while it waits for the host")
+        parts.append(
+            f"the launch model assumes the GPU ({fmt(inputs['gpu_util_pct'], 1)}% busy) absorbs the removed "
+            "kernels' own work while it waits for the host"
+        )
     elif row["model"] == "cpu-ops":
         parts.append("on a CPU only the dispatch cost of the removed ops is counted, not the arithmetic they did")
     if bound not in DIRECT:
         if row["bottleneck_ms"] is not None:
-            parts.append(f"the profile is {bound}-bound ({doc['verdict'].get('reason')}): removing launches or GPU "
-                         f"work cannot shorten the {fmt(row['bottleneck_ms'])} ms per step that {bound} takes, so "
-                         f"the saving is capped at {fmt(row['cap_ms'])} ms (step_ms − {bound} time)")
+            parts.append(
+                f"the profile is {bound}-bound: removing launches or GPU "
+                f"work cannot shorten the {fmt(row['bottleneck_ms'])} ms per step that {bound} takes, so "
+                f"the saving is capped at {fmt(row['cap_ms'])} ms (step_ms − {bound} time)"
+            )
         else:
-            parts.append(f"the profile is {bound}-bound ({doc['verdict'].get('reason')}): the bottleneck is not "
-                         "launches or GPU work, so the estimate is an upper bound")
+            parts.append(
+                f"the profile is {bound}-bound: the bottleneck is not "
+                "launches or GPU work, so the estimate is an upper bound"
+            )
         if bound == "memory-pressure":
             parts.append("the step time itself was measured under thrashing and cannot be trusted")
         if row["capped"]:
             parts.append(f"uncapped, the parts add up to {fmt(row['uncapped_ms'])} ms")
-    if row["remaining_device_ms"] is not None:
-        parts.append(f"the step cannot shrink below the {fmt(row['remaining_device_ms'])} ms of device work left on its "
-                     "critical path (the blame's device-busy time minus the GPU time removed)")
+    if row["remaining_device_ms"] is not None and row["model"] != "cpu-ops":  # a CPU has no device work
+        parts.append(
+            f"the step cannot shrink below the {fmt(row['remaining_device_ms'])} ms of device work left on its "
+            "critical path (the blame's device-busy time minus the time the removed work alone held the device)"
+        )
     if "tiny_window" in doc.get("marks", {}):
         parts.append("the profile's window is tiny, so its inputs are noisy")
     return "; ".join(parts)
@@ -84,10 +106,21 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
 def _blame_launch_us(m: dict, on_gpu: bool) -> float | None:
     """The host time per launch while the device idled, µs: the blame's launching time per step ÷ launches
     per step (None without a blame or launches). per_launch_host_us also holds syncs and CPU work."""
-    launching, step_ms, launches = m.get("blame_launching_pct"), m.get("step_ms"), m.get("launches_per_step")
+    launching, launches = m.get("blame_launching_pct"), m.get("launches_per_step")
+    step_ms = m.get("blame_step_ms") or m.get("step_ms")  # the blame's shares are of its own step
     if not on_gpu or launching is None or not step_ms or not launches:
         return None
     return launching * step_ms * 10 / launches  # % × ms → µs: ÷ 100 × 1000
+
+
+def result_inputs(inputs: dict, head: dict) -> dict:
+    """The figures the model used: the profile's metrics, then what the model derived from them."""
+    return {
+        **inputs,
+        "bottleneck_ms": head["bottleneck_ms"],
+        "remaining_device_ms": head["remaining_device_ms"],
+        "cap_ms": head["cap_ms"],
+    }
 
 
 def what_if_document(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
@@ -98,17 +131,37 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
     doc = loaded.doc
     _validate(doc, con, remove_category, remove_launches)
     m, bound = doc["metrics"], doc["verdict"]["bound"]
-    inputs = {name: m.get(name) for name in ("step_ms", "throughput_img_s", "gpu_util_pct", "launches_per_step",
-                                              "per_launch_host_us", "kernel_gap_us")}
-    params = {"bound": bound, "device_type": doc.get("device_type"), "util_threshold": THRESHOLDS["gpu_util_pct"],
-              "category": remove_category, "launches": remove_launches,
-              **{k: inputs[k] for k in ("step_ms", "throughput_img_s", "gpu_util_pct", "per_launch_host_us",
-                                        "kernel_gap_us")},
-              **{k: m.get(k) for k in ("dataload_pct", "to_device_pct", "sync_pct", "preprocess_pct",
-                                       "postprocess_pct")}}
+    inputs = {
+        name: m.get(name)
+        for name in (
+            "step_ms",
+            "throughput_img_s",
+            "gpu_util_pct",
+            "launches_per_step",
+            "per_launch_host_us",
+            "kernel_gap_us",
+        )
+    }
+    params = {
+        "bound": bound,
+        "device_type": doc.get("device_type"),
+        "util_threshold": THRESHOLDS["gpu_util_pct"],
+        "category": remove_category,
+        "launches": remove_launches,
+        **{
+            k: inputs[k] for k in ("step_ms", "throughput_img_s", "gpu_util_pct", "per_launch_host_us", "kernel_gap_us")
+        },
+        **{k: m.get(k) for k in ("dataload_pct", "to_device_pct", "sync_pct", "preprocess_pct", "postprocess_pct")},
+    }
     on_gpu = not is_cpu_profile(doc)
     params["blame_bottleneck_pct"], params["device_busy_pct"] = blame_bottleneck(m, doc.get("kind"), on_gpu, bound)
     params["blame_launch_us"] = inputs["blame_launch_us"] = _blame_launch_us(m, on_gpu)
+    params["steady_launch_us"] = inputs["steady_launch_us"] = m.get("steady_launch_us")
+    # the blame's shares are of its own step (blame_step_ms), the ms they stand for too
+    launching, blame_step = m.get("blame_launching_pct"), m.get("blame_step_ms") or m.get("step_ms")
+    params["blame_step_ms"] = blame_step if params["device_busy_pct"] is not None else None
+    params["launching_ms"] = launching * blame_step / 100 if on_gpu and launching is not None and blame_step else None
+    params["launches_per_step"] = inputs["launches_per_step"]
     rows = records(*run_sql(con, "what_if.sql", params))
     head = rows[0]
     model = head["model"]
@@ -116,9 +169,12 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
         chosen_by = f"the verdict, {bound}"
     else:
         why = f"the verdict, {bound}, is neither a launch nor a GPU-work verdict"
-        chosen_by = (f"the CPU profile ({why})" if model == "cpu-ops" else
-                     f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% {'<' if model == 'launches' else '≥'} "
-                     f"{THRESHOLDS['gpu_util_pct']:.0f}% ({why})")
+        chosen_by = (
+            f"the CPU profile ({why})"
+            if model == "cpu-ops"
+            else f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% {'<' if model == 'launches' else '≥'} "
+            f"{THRESHOLDS['gpu_util_pct']:.0f}% ({why})"
+        )
     notes = []
     for row in rows:
         if row["part_saved_ms"] is None:
@@ -129,12 +185,25 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
     result = {
         "profile": profile_identity(loaded),
         "verdict": {"bound": bound, "reason": doc["verdict"].get("reason")},
-        "model": {"name": model, "formula": MODEL_TEXT[model], "chosen_by": chosen_by,
-                  "capped_by_verdict": head["capped_by_verdict"]},
-        "inputs": {**inputs, "bottleneck_ms": head["bottleneck_ms"], "remaining_device_ms": head["remaining_device_ms"],
-                   "cap_ms": head["cap_ms"]},
-        "parts": [{"change": r["part"], "target": r["target"], "launches_removed": r["launches_removed"],
-                   "gpu_ms_removed": r["gpu_ms_removed"], "saved_ms": r["part_saved_ms"]} for r in rows],
+        "model": {
+            "name": model,
+            "formula": MODEL_TEXT[model],
+            "chosen_by": chosen_by,
+            "capped_by_verdict": head["capped_by_verdict"],
+        },
+        "inputs": {
+            **result_inputs(inputs, head),
+        },
+        "parts": [
+            {
+                "change": r["part"],
+                "target": r["target"],
+                "launches_removed": r["launches_removed"],
+                "gpu_ms_removed": r["gpu_ms_removed"],
+                "saved_ms": r["part_saved_ms"],
+            }
+            for r in rows
+        ],
         "baseline": {"step_ms": head["baseline_step_ms"], "throughput_img_s": head["baseline_throughput_img_s"]},
         "projected": {"step_ms": head["projected_step_ms"], "throughput_img_s": head["projected_throughput_img_s"]},
         "saved_ms": head["saved_ms"],
@@ -143,6 +212,11 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
         "capped": head["capped"],
         "notes": notes,
         "caveat": _caveat(doc, head, inputs),
+        # which inputs were timed without the profiler (the headline) and which under it
+        "inputs_measured": {
+            name: "unprofiled" if is_unprofiled(name, doc) else "profiled" if name in METRICS else "derived"
+            for name in result_inputs(inputs, head)
+        },
     }
     return result
 
@@ -156,34 +230,50 @@ def show_what_if(w: dict) -> None:
     say = lambda text: console.print(safe_line(text), highlight=False, markup=False)  # noqa: E731
     p, model, inputs = w["profile"], w["model"], w["inputs"]
     say(f"what-if · {p['kind']} profile · {p['device_type']} · {p['path']}")
-    say(f"verdict: {w['verdict']['bound']} — {w['verdict']['reason']}")
+    say(f"verdict: {w['verdict']['bound']} (`summary` says why)")
     say(f"model: {model['name']}, picked by {model['chosen_by']}: saved = {model['formula']}")
-    say("inputs: " + ", ".join(f"{k} = {fmt(v)}" for k, v in inputs.items() if v is not None))
-    parts = Table(title="changes (per step)", title_justify="left", header_style="bold", show_edge=False,
-                  pad_edge=False)
+    measured = w.get("inputs_measured") or {}
+    for which in ("unprofiled", "profiled", "derived"):
+        shown = [
+            f"{k} = {fmt(v, unit=METRICS.get(k, ('',))[0])}"
+            for k, v in inputs.items()
+            if v is not None and measured.get(k, "profiled") == which
+        ]
+        if shown:
+            say(f"inputs, {which}: " + ", ".join(shown))
+    parts = Table(
+        title="changes (per step)", title_justify="left", header_style="bold", show_edge=False, pad_edge=False
+    )
     for header in ("change", "launches removed", "GPU ms removed", "saved ms"):
         parts.add_column(header, justify="left" if header == "change" else "right", no_wrap=header == "change")
     for part in w["parts"]:
-        label = (f"remove category {part['target']}" if part["change"] == "category"
-                 else f"remove {part['target']} launches")
-        parts.add_row(escape(safe_line(label)), fmt(part["launches_removed"]), fmt(part["gpu_ms_removed"], 3), fmt(part["saved_ms"], 3))
+        label = (
+            f"remove category {part['target']}" if part["change"] == "category" else f"remove {part['target']} launches"
+        )
+        parts.add_row(
+            escape(safe_line(label)),
+            fmt(part["launches_removed"], unit="count"),
+            fmt(part["gpu_ms_removed"], 3),
+            fmt(part["saved_ms"], 3),
+        )
     console.print(parts)
     projection = Table(title="projection", title_justify="left", header_style="bold", show_edge=False, pad_edge=False)
     for header in ("", "step ms", "throughput img/s"):
         projection.add_column(header, justify="left" if not header else "right", no_wrap=True)
-    projection.add_row("baseline", fmt(w["baseline"]["step_ms"], 3), fmt(w["baseline"]["throughput_img_s"]))
+    base = "baseline (" + (w.get("inputs_measured") or {}).get("step_ms", "profiled") + ")"
+    projection.add_row(base, fmt(w["baseline"]["step_ms"], 3), fmt(w["baseline"]["throughput_img_s"]))
     projection.add_row("projected", fmt(w["projected"]["step_ms"], 3), fmt(w["projected"]["throughput_img_s"]))
     console.print(projection)
-    saved = (f"saving: {fmt(w['saved_ms'], 3)} ms per step ({fmt(w['saved_pct'], 1)}%)"
-             + (f", capped from {fmt(w['uncapped_saved_ms'], 3)} ms" if w["capped"] else ""))
+    saved = f"saving: {fmt(w['saved_ms'], 3)} ms per step ({fmt(w['saved_pct'], 1)}%)" + (
+        f", capped from {fmt(w['uncapped_saved_ms'], 3)} ms" if w["capped"] else ""
+    )
     say(saved)
     for note in w["notes"]:
         say(f"note {note}")
     say(f"caveat: {w['caveat']}")
 
 
-def print_what_if(trace: Path, *, remove_category: str | None, remove_launches: int | None,
-                  as_json: bool) -> None:
+def print_what_if(trace: Path, *, remove_category: str | None, remove_launches: int | None, as_json: bool) -> None:
     w = what_if_document(trace, remove_category, remove_launches)
     if as_json:
         emit_json(w)

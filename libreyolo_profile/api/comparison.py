@@ -1,0 +1,90 @@
+"""`lp.compare`'s result: the document `compare --json` prints, as a read-only mapping with typed
+accessors and an HTML view for notebooks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from libreyolo_profile.errors import EXIT_OK
+
+
+class Comparison(Mapping[str, object]):
+    """Before vs after. ``dict(c)`` (or ``c.to_dict()``) is exactly the JSON document `compare --json`
+    prints; the properties name its parts."""
+
+    def __init__(self, document: dict):
+        self._doc = document
+
+    def __getitem__(self, key: str):
+        return self._doc[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._doc)
+
+    def __len__(self) -> int:
+        return len(self._doc)
+
+    def to_dict(self) -> dict:
+        """The comparison as `compare --json` prints it."""
+        return self._doc
+
+    @property
+    def kind(self) -> str:
+        """ "train" or "infer" (both sides are one kind)."""
+        return self._doc["kind"]
+
+    @property
+    def rows(self) -> list[dict]:
+        """One row per metric: before/after means, change, significance, unit and a note where null."""
+        return self._doc["metrics"]
+
+    def metric(self, name: str) -> dict:
+        """The row of one metric (KeyError when the comparison has none)."""
+        for row in self.rows:
+            if row["metric"] == name:
+                return row
+        raise KeyError(f"no metric '{name}' in this comparison")
+
+    @property
+    def significance(self) -> dict:
+        """Whether a significance test ran (both sides repeated), its rule and the trial counts."""
+        return self._doc["significance"]
+
+    @property
+    def verdict(self) -> dict:
+        """Each side's verdict and whether it changed."""
+        return self._doc["verdict"]
+
+    @property
+    def gate(self) -> dict | None:
+        """The --fail-on / strict-noise decision, None when no rule was given."""
+        return self._doc["gate"]
+
+    @property
+    def failed(self) -> bool:
+        """Whether the gate failed (the CLI would exit 4)."""
+        return bool(self.gate and self.gate["failed"])
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code `compare` ends with for this result: 4 on a gate failure, 5 on an inconclusive
+        rule under require_conclusive, else 0."""
+        return self.gate["exit_code"] if self.gate is not None else EXIT_OK
+
+    def table(self):
+        """The metric rows as a DuckDB relation (.df(), .pl(), .arrow()) on a connection of their own."""
+        import duckdb
+        import pyarrow as pa
+
+        con = duckdb.connect(":memory:")
+        return con.from_arrow(pa.Table.from_pylist(self.rows))
+
+    def _repr_html_(self) -> str:
+        from libreyolo_profile.api.html import comparison_html
+
+        return comparison_html(self)
+
+    def __repr__(self) -> str:
+        b, a = self._doc["before"], self._doc["after"]
+        gate = "" if self.gate is None else (" gate failed" if self.failed else " gate passed")
+        return f"<Comparison {self.kind} {b.get('path')!r} → {a.get('path')!r}{gate}>"

@@ -1,0 +1,165 @@
+"""`lp.open(path)`: one profile in Python, its tables as DuckDB relations.
+
+A Profile is the readers' own opened profile (readers/common.OpenProfile) with names a notebook wants:
+the methods call the readers' filter functions (kernels.kernel_relation, ops.op_relation …), so the CLI
+and Python share one definition of each. Relations are lazy DuckDB queries on the profile's in-memory
+connection: `.df()` (pandas), `.pl()` (polars), `.arrow()`, `.fetchall()`, or more SQL via
+``relation.query("name", "SELECT … FROM name")``.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from libreyolo_profile.api.metrics import Metrics, Verdict
+from libreyolo_profile.errors import UsageError
+from libreyolo_profile.readers.common import OpenProfile, open_profile, profile_identity
+from libreyolo_profile.store.schema import TABLES
+
+
+def open(path: str | Path) -> "Profile":  # noqa: A001 - `lp.open` is the name the issue asks for
+    """Open anything a reader takes: profile.json, profile_repeat.json, profile_trace.json, a profile
+    directory, or any PyTorch profiler (Kineto) trace, .json or .json.gz. A missing or unreadable file is
+    a UsageError and a trace that cannot be analysed an UnanalysableError (both ProfileError), with the
+    one-line message the CLI prints."""
+    opened = open_profile(Path(path))
+    return Profile(opened.loaded, opened.con)
+
+
+class Profile(OpenProfile):
+    """One opened profile. Its document is read once; its tables (kernels, ops, phases, steps, blame,
+    modules) sit in an in-memory DuckDB connection (``con``) that every relation here reads."""
+
+    @property
+    def path(self) -> Path:
+        """What was opened, as given."""
+        return self.loaded.path
+
+    @property
+    def identity(self) -> dict:
+        """path, kind, device_type, source and steps: the "profile" block of every --json output."""
+        return profile_identity(self.loaded)
+
+    @property
+    def kind(self) -> str:
+        """ "train" or "infer"."""
+        return self.doc["kind"]
+
+    @cached_property
+    def metrics(self) -> Metrics:
+        """The headline metrics `summary --json` prints, with units and null reasons."""
+        from libreyolo_profile.readers.summary import headline_metrics
+
+        return Metrics(*headline_metrics(self.doc))
+
+    @property
+    def verdict(self) -> Verdict:
+        """What bounds the step, why, what to try next, and the evidence."""
+        return Verdict.from_document(self.doc["verdict"])
+
+    @property
+    def marks(self) -> dict[str, str]:
+        """{mark: sentence}: what to keep in mind reading this profile (tiny window, inferred phases …)."""
+        return dict(self.doc.get("marks") or {})
+
+    @cached_property
+    def blame(self) -> dict:
+        """What held each step's critical path: {"steps": [{step, step_ms, causes: {cause: ms}}], "total":
+        {cause: % of all steps' wall time}}, as `summary --json` prints it (table("blame") has the rows)."""
+        from libreyolo_profile.readers.summary import blame_by_step
+
+        return blame_by_step(self.con)
+
+    @property
+    def settings(self) -> dict:
+        """The measurement's settings (batch, imgsz, device …); empty for a foreign trace."""
+        return dict(self.doc.get("settings") or {})
+
+    @property
+    def model(self) -> dict:
+        """The model measured (family, size, parameters …); empty for a foreign trace."""
+        return dict(self.doc.get("model") or {})
+
+    def table(self, name: str):
+        """One of the profile's tables (docs/SCHEMA.md) as a DuckDB relation."""
+        if name not in TABLES:
+            from libreyolo_profile.output.terminal import close_match_hint
+
+            raise UsageError(
+                f"unknown table '{name}'{close_match_hint(name, list(TABLES))}; tables: {', '.join(TABLES)}"
+            )
+        return self.con.table(name)
+
+    def kernels(
+        self,
+        *,
+        category: str | None = None,
+        phase: str | None = None,
+        grep: str | None = None,
+        tensorcore: bool = False,
+        top: int | None = None,
+        sort: str = "time",
+    ):
+        """GPU kernels per measured step, as `kernels` shows them (readers/kernels.py, sql/kernels.sql):
+        category is a substring of a category name, grep a regular expression on the kernel name, top
+        None keeps every kernel; sort is time, count or name."""
+        from libreyolo_profile.readers.kernels import kernel_relation
+
+        return kernel_relation(
+            self, top=top, category=category, grep=grep, tensorcore=tensorcore, sort=sort, phase=phase
+        )
+
+    def ops(self, *, phase: str | None = None, top: int | None = None):
+        """Framework ops by self CPU time per measured step, as `ops` shows them (sql/ops.sql)."""
+        from libreyolo_profile.readers.ops import op_relation
+
+        return op_relation(self, top=top, phase=phase)
+
+    def phases(self):
+        """GPU ms, wall ms, kernels and ops per phase per measured step, as `phases` shows them."""
+        from libreyolo_profile.readers.phases import phase_relation
+
+        return phase_relation(self.loaded, self.con)
+
+    def modules(self, *, depth: int | None = None, phase: str | None = None):
+        """Host and device time per module of the model, in tree order, as `modules` shows them; phase is
+        forward or backward."""
+        from libreyolo_profile.readers.modules import module_relation
+
+        return module_relation(self, depth, phase)
+
+    def sql(self, query: str):
+        """One read-only SELECT over this profile's tables, under `query`'s rules (readers/query.py): one
+        SELECT (or EXPLAIN of one), no file access, settings locked. Runs on a connection of its own, so
+        it cannot change the tables the other methods read. Returns a DuckDB relation."""
+        from libreyolo_profile.api.readonly import read_only_relation
+
+        return read_only_relation(self._locked, query)
+
+    @cached_property
+    def _locked(self):
+        from libreyolo_profile.api.readonly import locked_profile_connection
+
+        return locked_profile_connection(self.loaded, list(TABLES))
+
+    def summary(self) -> dict:
+        """Everything `summary --json` prints for this profile."""
+        from libreyolo_profile.readers.summary import summary_document
+
+        return summary_document(self)
+
+    def what_if(self, *, remove_category: str | None = None, remove_launches: int | None = None) -> dict:
+        """What removing work would buy, as `what-if --json` prints it (lp.what_if)."""
+        from libreyolo_profile.api.cross import what_if
+
+        return what_if(self, remove_category=remove_category, remove_launches=remove_launches)
+
+    def _repr_html_(self) -> str:
+        from libreyolo_profile.api.html import profile_html
+
+        return profile_html(self)
+
+    def __repr__(self) -> str:
+        ident = self.identity
+        return f"<Profile {ident['kind']} {ident['device_type']} {self.verdict.bound} {str(self.path)!r}>"

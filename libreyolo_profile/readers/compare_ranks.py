@@ -1,0 +1,60 @@
+"""`compare` of two job profiles: the job's straggler and each rank before and after (sql/compare_ranks.sql)."""
+
+from __future__ import annotations
+
+from libreyolo_profile.output.terminal import stdout_console, table
+from libreyolo_profile.readers.common import records, sidecar_dir
+from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.store.disk.loader import Loaded
+
+SHOWN = [
+    ("rank", "right", "rank"),
+    ("step ms before", "right", "step_ms_before"),
+    ("step ms after", "right", "step_ms_after"),
+    ("Δ step ms", "right", "step_ms_delta"),
+    ("exposed comm ms before", "right", "exposed_comm_ms_before"),
+    ("exposed comm ms after", "right", "exposed_comm_ms_after"),
+    ("wait ms before", "right", "collective_wait_ms_before"),
+    ("wait ms after", "right", "collective_wait_ms_after"),
+    ("straggler", "left", "straggler"),
+]
+
+
+def compare_ranks(before: Loaded, after: Loaded) -> dict | None:
+    """Both sides' ranks side by side; None unless both are job profiles."""
+    import duckdb
+
+    if not (before.doc.get("job") and after.doc.get("job")):
+        return None
+    con = duckdb.connect(":memory:")
+    try:
+        for side, loaded in (("before", before), ("after", after)):
+            con.read_parquet(str(sidecar_dir(loaded) / "ranks.parquet")).to_table(f"ranks_{side}")
+        relation = con.sql(sql_text("compare_ranks.sql"))
+        rows = records(relation.columns, relation.fetchall())
+    finally:
+        con.close()
+    straggler = {
+        side: (loaded.doc["job"].get("straggler") or {}).get("rank")
+        for side, loaded in (("before", before), ("after", after))
+    }
+    return {"straggler": straggler, "ranks": rows}
+
+
+def _straggler_cell(row: dict) -> str:
+    marks = {(True, True): "before and after", (True, False): "before", (False, True): "after"}
+    return marks.get((row["straggler_before"], row["straggler_after"]), "")
+
+
+def show_compare_ranks(r: dict) -> None:
+    console = stdout_console()
+    rows = [{**row, "straggler": _straggler_cell(row)} for row in r["ranks"]]
+    console.print(
+        table(
+            "Ranks of the two jobs (per measured step)",
+            [(h, j) for h, j, _ in SHOWN],
+            [[row[k] for _, _, k in SHOWN] for row in rows],
+        )
+    )
+    said = {side: "none" if rank is None else f"rank {rank}" for side, rank in r["straggler"].items()}
+    console.print(f"straggler: {said['before']} before, {said['after']} after", markup=False)

@@ -1,0 +1,96 @@
+"""`libreyolo profile ranks`: a job profile's ranks side by side, and the straggler (sql/ranks.sql)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from libreyolo_profile.errors import UsageError
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.output.terminal import stdout_console, table
+from libreyolo_profile.output.textsafe import safe_line
+from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records
+from libreyolo_profile.sqlfiles import sql_text
+
+SHOWN = [
+    ("rank", "right", "rank"),
+    ("step ms", "right", "step_ms"),
+    ("device busy %", "right", "device_busy_pct"),
+    ("compute ms", "right", "compute_ms"),
+    ("exposed comm ms", "right", "exposed_comm_ms"),
+    ("exposed comm %", "right", "exposed_comm_pct"),
+    ("collective wait ms", "right", "collective_wait_ms"),
+    ("dataload ms", "right", "dataload_ms"),
+    ("entered ms", "right", "entered_ms"),
+    ("last at", "right", "last_arrivals"),
+    ("verdict", "left", "verdict"),
+]
+
+
+def rank_rows(con) -> list[dict]:
+    relation = con.sql(sql_text("ranks.sql"))
+    return records(relation.columns, relation.fetchall())
+
+
+def straggler_evidence(doc: dict) -> dict | None:
+    """The straggler and its evidence (sql/job_ranks.sql's job_straggler, kept in the profile's job)."""
+    found = (doc.get("job") or {}).get("straggler")
+    if not found:
+        return None
+    return {
+        "rank": found["rank"],
+        "evidence": doc["verdict"]["reason"],
+        **{k: v for k, v in found.items() if k != "rank"},
+    }
+
+
+def ranks_document(source: Path | OpenProfile) -> dict:
+    profile = opened(source)
+    rows = rank_rows(profile.con)
+    doc = profile.loaded.doc
+    if not rows:
+        raise UsageError(
+            f"{profile.loaded.path}: not a job profile (one trace, one rank); "
+            "import the ranks' traces together with `libreyolo profile import --job TRACE…`"
+        )
+    return {
+        "profile": profile_identity(profile.loaded),
+        "world_size": doc.get("world_size"),
+        "rank_source": (doc.get("job") or {}).get("rank_source"),
+        "metrics_rank": (doc.get("job") or {}).get("metrics_rank"),
+        "ranks": rows,
+        "straggler": straggler_evidence(doc),
+        "verdict": {k: doc["verdict"].get(k) for k in ("bound", "reason", "next_step")},
+    }
+
+
+def render_ranks(r: dict) -> None:
+    console = stdout_console()
+    console.print(
+        table(
+            f"Ranks of the job ({r['world_size']} ranks; ranks from the {r['rank_source']}; per measured step)",
+            [(header, justify) for header, justify, _ in SHOWN],
+            [[row[key] for _, _, key in SHOWN] for row in r["ranks"]],
+        )
+    )
+    s = r["straggler"]
+    if s is None:
+        console.print("straggler: none — no rank held the others in their collectives", markup=False)
+    else:
+        console.print(f"straggler: rank {s['rank']} — {safe_line(s['evidence'])}", markup=False)
+        if r["verdict"].get("next_step"):
+            console.print(f"next: {safe_line(r['verdict']['next_step'])}", markup=False)
+    clocks = {row["clock_method"] for row in r["ranks"]}
+    console.print("clocks: " + "; ".join(sorted(c for c in clocks if c)), markup=False)
+    console.print(
+        f"the job's metrics, and every other table a reader shows, are rank {r['metrics_rank']}'s (the longest "
+        "step); `libreyolo profile query` reads every rank",
+        markup=False,
+    )
+
+
+def print_ranks(source: Path | OpenProfile, as_json: bool) -> None:
+    r = ranks_document(source)
+    if as_json:
+        emit_json(r)
+    else:
+        render_ranks(r)

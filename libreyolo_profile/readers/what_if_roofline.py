@@ -1,0 +1,76 @@
+"""`libreyolo profile what-if --op-at-roofline PCT`: the step if every costed op ran at PCT% of its
+roofline (sql/what_if_roofline.sql holds the arithmetic). Kept apart from what_if.py's removal models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from libreyolo_profile.errors import UsageError
+from libreyolo_profile.metric_catalog import is_cpu_profile
+from libreyolo_profile.output.json_out import emit_json
+from libreyolo_profile.output.terminal import fmt, stdout_console
+from libreyolo_profile.output.textsafe import safe_line
+from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
+
+# The blame causes in which the device (or, on a CPU, the CPU) was executing ops: the most that faster
+# ops can take off the step (sql/blame.sql).
+DEVICE_CAUSES = ("blame_gemm_conv_pct", "blame_attention_pct", "blame_memory_bound_pct", "blame_device_other_pct")
+CPU_CAUSES = ("blame_cpu_gemm_conv_pct", "blame_cpu_other_ops_pct")
+SHOWN = 8
+
+
+def _cap_ms(m: dict, on_cpu: bool) -> float | None:
+    shares = [m.get(name) for name in (CPU_CAUSES if on_cpu else DEVICE_CAUSES)]
+    if not m.get("step_ms") or any(s is None for s in shares):
+        return None
+    return m["step_ms"] * sum(shares) / 100
+
+
+def op_at_roofline_document(trace: Path, pct: float) -> dict:
+    if not 0 < pct <= 100:
+        raise UsageError(f"--op-at-roofline {pct:g}: a share of the roof, more than 0 and at most 100")
+    profile = open_profile(trace)
+    doc, m = profile.doc, profile.doc["metrics"]
+    if not m.get("step_ms"):
+        raise UsageError("what-if --op-at-roofline: this profile has no step_ms to project")
+    cap = _cap_ms(m, is_cpu_profile(doc))
+    rows = records(*run_sql(profile.con, "what_if_roofline.sql", {"pct": pct, "step_ms": m["step_ms"], "cap_ms": cap}))
+    saved = rows[0]["saved_ms"] if rows else 0.0
+    return {
+        "profile": profile_identity(profile.loaded),
+        "model": (
+            f"each costed op below {pct:g}% of its roofline takes roofline time ÷ {pct:g}%; the rest keep their time"
+        ),
+        "inputs": {"step_ms": m["step_ms"], "pct": pct, "device_bound_ms": cap},
+        "ops": rows[:SHOWN] if rows else [],
+        "baseline": {"step_ms": m["step_ms"]},
+        "projected": {"step_ms": rows[0]["projected_step_ms"] if rows else m["step_ms"]},
+        "saved_ms": saved,
+        "uncapped_saved_ms": rows[0]["uncapped_ms"] if rows else 0.0,
+        "caveat": (
+            "device times come from the profiled window and step_ms from the headline; the saving is capped "
+            "at the time the blame has the device (CPU: the CPU) executing ops"
+            + ("" if cap is not None else " — no blame here, so it is not capped")
+        ),
+    }
+
+
+def print_op_at_roofline(trace: Path, pct: float, as_json: bool) -> None:
+    w = op_at_roofline_document(trace, pct)
+    if as_json:
+        emit_json(w)
+        return
+    console = stdout_console()
+    say = lambda text: console.print(safe_line(text), highlight=False, markup=False)  # noqa: E731
+    say(f"what-if · ops at {pct:g}% of their roofline · {w['profile']['path']}")
+    say(f"model: {w['model']}")
+    for r in w["ops"]:
+        say(
+            f"  {r['op']} {r['input_dims'] or ''}: {fmt(r['device_us'], 2)} → {fmt(r['projected_us'], 2)} µs per call, "
+            f"saves {fmt(r['saved_ms_per_step'], 3)} ms/step"
+        )
+    say(
+        f"step: {fmt(w['baseline']['step_ms'], 3)} ms → {fmt(w['projected']['step_ms'], 3)} ms "
+        f"(saving {fmt(w['saved_ms'], 3)} ms, uncapped {fmt(w['uncapped_saved_ms'], 3)} ms)"
+    )
+    say(f"caveat: {w['caveat']}")
