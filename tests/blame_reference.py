@@ -2,7 +2,8 @@
 the rules in sql/blame.sql's header without any product code or SQL, for tests/test_blame.py.
 
 The rules, restated: a step runs from its ProfilerStep's host start to the later of its host end and
-the end of the device work launched inside it, never past the next step's start. Each instant of it
+the end of the device work launched inside it, never past the next step's start; with several steps the
+last one ends with its host end. A ProfilerStep inside which nothing starts is no step. Each instant of it
 takes the cause of the highest-priority (lowest number) interval covering it; no interval: unexplained.
 """
 
@@ -16,63 +17,191 @@ from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-PRIORITY = {"gemm_conv": 1, "attention": 2, "memory_bound": 3, "device_other": 4, "communication": 5,
-            "memcpy_memset": 6, "sync_bubble": 10, "module_loading": 11, "allocator": 12, "dataload": 13,
-            "launching": 14, "cpu_work": 15, "cpu_gemm_conv": 21, "cpu_other_ops": 22, "cpu_communication": 23,
-            "framework_overhead": 24}
+PRIORITY = {
+    "gemm_conv": 1,
+    "attention": 2,
+    "memory_bound": 3,
+    "device_other": 4,
+    "communication": 5,
+    "memcpy_memset": 6,
+    "sync_bubble": 10,
+    "startup": 11,
+    "module_loading": 12,
+    "allocator": 13,
+    "dataload": 14,
+    "launching": 15,
+    "preprocess": 16,
+    "cpu_work": 17,
+    "cpu_gemm_conv": 21,
+    "cpu_other_ops": 22,
+    "cpu_communication": 23,
+    "framework_overhead": 24,
+    "python": 25,
+}
 UNEXPLAINED = "unexplained_idle"
 
 # CUDA / HIP runtime and driver API names, by what the call does to the host
-KERNEL_LAUNCHES = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
-                   "cudaLaunchCooperativeKernelMultiDevice", "cuLaunchKernel", "cuLaunchKernelEx",
-                   "cuLaunchCooperativeKernel", "hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",
-                   "hipExtModuleLaunchKernel", "hipLaunchCooperativeKernel", "hipHccModuleLaunchKernel"}
-OTHER_LAUNCHES = {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch",
-                  "cudaMemsetAsync", "cuMemsetD8Async", "cuMemsetD32Async", "hipMemsetAsync", "hipMemsetD32Async"}
-ASYNC_COPIES = {"cudaMemcpyAsync", "cudaMemcpy2DAsync", "cudaMemcpyPeerAsync", "cuMemcpyAsync", "cuMemcpyHtoDAsync_v2",
-                "cuMemcpyDtoHAsync_v2", "hipMemcpyAsync", "hipMemcpy2DAsync", "hipMemcpyPeerAsync"}
+KERNEL_LAUNCHES = {
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cudaLaunchCooperativeKernel",
+    "cudaLaunchCooperativeKernelMultiDevice",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+    "cuLaunchCooperativeKernel",
+    "hipLaunchKernel",
+    "hipExtLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipLaunchCooperativeKernel",
+    "hipHccModuleLaunchKernel",
+}
+OTHER_LAUNCHES = {
+    "cudaGraphLaunch",
+    "cuGraphLaunch",
+    "hipGraphLaunch",
+    "cudaMemsetAsync",
+    "cuMemsetD8Async",
+    "cuMemsetD32Async",
+    "hipMemsetAsync",
+    "hipMemsetD32Async",
+}
+ASYNC_COPIES = {
+    "cudaMemcpyAsync",
+    "cudaMemcpy2DAsync",
+    "cudaMemcpyPeerAsync",
+    "cuMemcpyAsync",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "hipMemcpyAsync",
+    "hipMemcpy2DAsync",
+    "hipMemcpyPeerAsync",
+}
 LAUNCHES = KERNEL_LAUNCHES | OTHER_LAUNCHES | ASYNC_COPIES
-BLOCKING = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D",
-            "cudaMemcpyPeer", "cudaMemset", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
-            "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "hipDeviceSynchronize", "hipStreamSynchronize",
-            "hipEventSynchronize", "hipMemcpy", "hipMemcpyWithStream", "hipMemset"}
-ALLOCATOR = {"cudaMalloc", "cudaMallocAsync", "cuMemAlloc_v2", "hipMalloc", "hipExtMallocWithFlags",
-             "cudaFree", "cudaFreeAsync", "cuMemFree_v2", "hipFree"}
-RUNTIME_CATS = {"cuda_runtime", "runtime", "cuda_driver", "hip_runtime", "hip_driver", "privateuse1_runtime",
-                "xpu_runtime", "mtia_runtime"}
+BLOCKING = {
+    "cudaDeviceSynchronize",
+    "cudaStreamSynchronize",
+    "cudaEventSynchronize",
+    "cudaMemcpy",
+    "cudaMemcpy2D",
+    "cudaMemcpyPeer",
+    "cudaMemset",
+    "cuCtxSynchronize",
+    "cuStreamSynchronize",
+    "cuEventSynchronize",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoD_v2",
+    "hipDeviceSynchronize",
+    "hipStreamSynchronize",
+    "hipEventSynchronize",
+    "hipMemcpy",
+    "hipMemcpyWithStream",
+    "hipMemset",
+}
+ALLOCATOR = {
+    "cudaMalloc",
+    "cudaMallocAsync",
+    "cuMemAlloc_v2",
+    "hipMalloc",
+    "hipExtMallocWithFlags",
+    "cudaFree",
+    "cudaFreeAsync",
+    "cuMemFree_v2",
+    "hipFree",
+}
+RUNTIME_CATS = {
+    "cuda_runtime",
+    "runtime",
+    "cuda_driver",
+    "hip_runtime",
+    "hip_driver",
+    "privateuse1_runtime",
+    "xpu_runtime",
+    "mtia_runtime",
+}
 
-# kernel name → blame group, first match wins (the order of the category rules: collectives, optimizer,
-# sort, GEMM engines, norm, layout, other GEMM names, reduce, elementwise)
+# kernel name → blame group, first match wins (the order of the category rules): rules on the kernel's own
+# function name first (quantize/rotary/bucketize elementwise, permute/reshape_and_cache layout, MoE finalize
+# reduce, embedding lookups), then on the name stripped of its namespaces: collectives, optimizer, sort,
+# attention, GEMM engines, norm, layout, other GEMM names, reduce, elementwise
+_OWN_GROUPS = [
+    ("memory_bound", r"(rotary|rope_|quantize|dequant|bucketize|_cast|convert_fp8|scaled_fp8)"),
+    ("memory_bound", r"(permute|reshape_and_cache|jagged|transpose|concat)"),
+    ("memory_bound", r"(finalize|topk_?gating|moe_?sum)"),
+    ("memory_bound", r"(embedding|tbe_|bounds_check_indices|linearize_index|embedding_bag)"),
+]
 _KERNEL_GROUPS = [
     ("communication", r"(nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|sendrecv)"),
     ("memory_bound", r"(multi_tensor_apply|fused_?adam|adamw?_|fused_?sgd|sgd_?kernel|lamb_|_foreach_)"),
     ("device_other", r"(nms|radix_?sort|sort_?kernel|segmented_?sort|devicesort|bitonic|topk|mbtopk|gathertopk)"),
-    ("gemm", r"(gemm|xmma|nvjet|wgmma|cutlass|fprop|dgrad|wgrad|implicit_?convolve|winograd|scudnn|cijk_|fmha|flash_)"),
-    ("memory_bound", r"(batch_?norm|layer_?norm|group_?norm|instance_?norm|rms_?norm|bn_fw|bn_bw|welford|cudnn::bn_|normalization)"),
-    ("memory_bound", r"(nchwtonhwc|nhwctonchw|transpose|permute|catarray|cat_?kernel|direct_copy|copy_?kernel|_copy|copy_|im2col"
-                     r"|col2im|vol2col|reflection_?pad|replication_?pad|constant_?pad|pad_?kernel|converttensor|unfold|index_?select"
-                     r"|indexselect|index_?put|gather_?kernel|scatter_?kernel|scatter_gather)"),
-    ("gemm", r"(gemm|gemv|conv|cutlass|xmma|nvjet|wgmma|gmma|hmma|h884|s884|h1688|s1688|i8816|16816|161616|fprop|dgrad"
-             r"|wgrad|winograd|fft|implicit_?convolve|cask_cudnn|scudnn|cudnn|cublas|cijk_|fmha|flash|attention|bmm|matmul"
-             r"|dot_?kernel|splitkreduce)"),
-    ("memory_bound", r"(reduce|pool|softmax|argmax|argmin|cross_?entropy|nll_?loss|cumsum|cumprod|_sum_|_mean_|norm_?kernel)"),
-    ("memory_bound", r"(elementwise|vectorized|unrolled|pointwise|functor|activation|relu|silu|sigmoid|gelu|tanh|_add|_mul"
-                     r"|_div|fill|where|clamp|dropout|threshold|distribution|triton_poi|triton_)"),
+    (
+        "attention",
+        r"(fmha|flash_?fwd|flash_?bwd|flash_?attn|flashattn|flash_?decod|attention|_attn_|sdpa"
+        r"|(^|[^a-z0-9_])kernel_mha([^a-z0-9_]|$)|xqa|mha_|mla_|batchprefill|batchdecode|paged_?kv|ragged_?kv)",
+    ),
+    ("gemm", r"(gemm|xmma|nvjet|wgmma|cutlass|fprop|dgrad|wgrad|implicit_?convolve|winograd|scudnn|cijk_)"),
+    (
+        "memory_bound",
+        r"(batch_?norm|layer_?norm|group_?norm|instance_?norm|rms_?norm|bn_fw|bn_bw|welford|normalization)",
+    ),
+    (
+        "memory_bound",
+        r"(nchwtonhwc|nhwctonchw|transpose|permute|catarray|cat_?kernel|direct_copy|copy_?kernel|_copy|copy_|im2col"
+        r"|col2im|vol2col|reflection_?pad|replication_?pad|constant_?pad|pad_?kernel|converttensor|unfold|index_?select"
+        r"|indexselect|index_?put|gather_?kernel|scatter_?kernel|scatter_gather)",
+    ),
+    (
+        "gemm",
+        r"(gemm|gemv|conv|cutlass|xmma|nvjet|wgmma|gmma|hmma|h884|s884|h1688|s1688|i8816|16816|161616|fprop|dgrad"
+        r"|wgrad|winograd|fft|implicit_?convolve|cask_cudnn|scudnn|cudnn|cublas|cijk_|bmm|matmul"
+        r"|dot_?kernel|splitkreduce)",
+    ),
+    ("gemm", r"(mfma|xdl|tcgen05)"),
+    (
+        "memory_bound",
+        r"(reduce|pool|softmax|argmax|argmin|cross_?entropy|nll_?loss|cumsum|cumprod|_sum_|_mean_|norm_?kernel)",
+    ),
+    (
+        "memory_bound",
+        r"(elementwise|vectorized|unrolled|pointwise|functor|activation|relu|silu|sigmoid|gelu|tanh|_add|_mul"
+        r"|_div|fill|where|clamp|dropout|threshold|distribution|triton_poi|triton_)",
+    ),
 ]
+_OWN_GROUPS = [(group, re.compile(pattern, re.IGNORECASE)) for group, pattern in _OWN_GROUPS]
 _KERNEL_GROUPS = [(group, re.compile(pattern, re.IGNORECASE)) for group, pattern in _KERNEL_GROUPS]
+_LEADING_NAMESPACES = re.compile(r"^\s*(void\s+)?((\(anonymous namespace\)|[A-Za-z_][A-Za-z0-9_]*)::)*")
+_GEMM_LIBRARY = re.compile(r"^\s*(void\s+)?(cutlass|cute|cudnn|cublas(lt)?)::")
 _ATTENTION = re.compile(r"(fmha|flash|attention|attn|sdpa)", re.IGNORECASE)
-_TO_PAGEABLE = re.compile(r"->\s*pageable", re.IGNORECASE)
+_PAGEABLE = re.compile(r"pageable", re.IGNORECASE)  # either side of the copy
+_STARTUP = re.compile(
+    r"(streamcreate|eventcreate|ctxcreate|ctxsetcurrent|deviceprimaryctx|create_?handle"
+    r"|(cublas|cublaslt|cudnn|cusparse|cufft|curand|nccl|miopen|rocblas|hipblas(lt)?)create"
+    r"|getdeviceproperties|devicegetattribute|cudasetdevice|hipsetdevice|cuinit|hipinit|comminit)",
+    re.IGNORECASE,
+)
+_GRADIENT_SYNC = re.compile(r"(DistributedDataParallel|[Rr]educer::|allreduce_hook|_ddp_)")
+_ALL_REDUCE = re.compile(r"all_?reduce", re.IGNORECASE)
 _LOADING = re.compile(r"(module|culibrary|getfunc)", re.IGNORECASE)
-_CPU_COLLECTIVE = re.compile(r"(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier"
-                             r"|record_param_comms|alltoall)", re.IGNORECASE)
+_CPU_COLLECTIVE = re.compile(
+    r"(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier"
+    r"|record_param_comms|alltoall)",
+    re.IGNORECASE,
+)
 _CPU_GEMM = re.compile(r"(conv|mm|matmul|linear|einsum)", re.IGNORECASE)
 _PHASE_MARK = re.compile(r"^##\s*([A-Za-z_]+)\s*##$")
-_ANNOTATION_NAMES = re.compile(r"^(ProfilerStep#|enumerate\(DataLoader\)#|Optimizer\..*#)|^##.*##$")
+_ANNOTATION_NAMES = re.compile(
+    r"^(ProfilerStep#|enumerate\(DataLoader\)#|Optimizer\..*#|module forward: |module backward: )|^##.*##$"
+)
 LOADING_LAUNCH_NS = 1_000_000
 
 
 def kernel_group(name: str) -> str:
-    group = next((g for g, pattern in _KERNEL_GROUPS if pattern.search(name)), "device_other")
+    # the function's own namespaces go (a GEMM library's stay); template arguments stay
+    stripped = name if _GEMM_LIBRARY.match(name) else _LEADING_NAMESPACES.sub("", name, count=1)
+    own = re.match(r"\s*([^<(\s]*)", _LEADING_NAMESPACES.sub("", name, count=1)).group(1)
+    group = next((g for g, pattern in _OWN_GROUPS if pattern.search(own)), None) or next(
+        (g for g, pattern in _KERNEL_GROUPS if pattern.search(stripped)), "device_other"
+    )
     if group == "gemm":
         return "attention" if _ATTENTION.search(name) else "gemm_conv"
     return group
@@ -94,6 +223,8 @@ def _kind(e: dict) -> str:
         return "other"
     if cat == "user_annotation" or (cat in ("cpu_op", "operator") and _ANNOTATION_NAMES.search(name)):
         return "annotation"
+    if cat == "python_function":
+        return "python"
     return "op" if cat in ("cpu_op", "operator") else "other"
 
 
@@ -107,15 +238,30 @@ def load_events(path: Path) -> list[dict]:
     for e in timed:
         args = e.get("args") or {}
         correlation = args.get("correlation")
-        events.append({"kind": _kind(e), "name": e.get("name") or "", "pid": e.get("pid"), "tid": e.get("tid"),
-                       "ts": _ns(e["ts"]) - origin, "dur": max(_ns(e.get("dur", 0) or 0), 0),
-                       "correlation": int(correlation) if correlation not in (None, "") else None})
+        device = args.get("device", e.get("pid"))
+        events.append(
+            {
+                "kind": _kind(e),
+                "name": e.get("name") or "",
+                "pid": e.get("pid"),
+                "tid": e.get("tid"),
+                "device": str(device),
+                "ts": _ns(e["ts"]) - origin,
+                "dur": max(_ns(e.get("dur", 0) or 0), 0),
+                "correlation": int(correlation) if correlation not in (None, "") else None,
+            }
+        )
     return events
 
 
 def _steps(events: list[dict]) -> list[tuple[int, int]]:
-    marked = sorted({(e["ts"], e["dur"]) for e in events
-                     if e["kind"] == "annotation" and e["name"].startswith("ProfilerStep#")})
+    marked = sorted(
+        {(e["ts"], e["dur"]) for e in events if e["kind"] == "annotation" and e["name"].startswith("ProfilerStep#")}
+    )
+    # a ProfilerStep inside which no op, runtime call or Python frame starts (on any thread) is no step
+    starts = sorted(e["ts"] for e in events if e["kind"] in ("op", "runtime", "python"))
+    worked = [(ts, dur) for ts, dur in marked if bisect.bisect_left(starts, ts + dur) > bisect.bisect_left(starts, ts)]
+    marked = worked or marked
     if marked:
         return [(ts, ts + dur) for ts, dur in marked]
     device = [e for e in events if e["kind"] in ("kernel", "copy")]
@@ -162,11 +308,14 @@ def blame(path: Path) -> dict[int, dict]:
             return None
         return next((n for n, (s, e) in enumerate(steps, 1) if s <= t < e), None)
 
+    ends, window, by_device = _measured_window(steps, device, step_of, launch_ts)
+    # the device kept up unless, on its busiest device, the kernels inside the window cover the host's span
+    device_bound = max((_union_ns(v) for v in by_device.values()), default=0) >= steps[-1][1] - steps[0][0]
     windows = {}
     for n, (start, host_end) in enumerate(steps, 1):
-        ends = [d["ts"] + d["dur"] for d in device if step_of(launch_ts.get(d["correlation"])) == n]
-        work_end = max([host_end, *ends])
-        next_start = steps[n][0] if n < len(steps) else work_end
+        work_end = ends[n]
+        # the last of several steps ends with the host when the device kept up: the drain after it is no step's
+        next_start = steps[n][0] if n < len(steps) else (host_end if len(steps) > 1 and not device_bound else work_end)
         windows[n] = (start, max(start, min(work_end, next_start)))
 
     intervals: list[tuple[int, int, str]] = []
@@ -175,10 +324,26 @@ def blame(path: Path) -> dict[int, dict]:
         if e["kind"] != "annotation":
             continue
         mark = _PHASE_MARK.match(e["name"])
-        phase = mark.group(1).lower() if mark else ("dataload" if e["name"].startswith("enumerate(DataLoader)#") else None)
+        phase = (
+            mark.group(1).lower() if mark else ("dataload" if e["name"].startswith("enumerate(DataLoader)#") else None)
+        )
         if phase == "dataload" or (on_gpu and phase in ("preprocess", "postprocess")):
-            phases.append((e["ts"], e["ts"] + e["dur"], "dataload" if phase == "dataload" else "cpu_work"))
+            phases.append(
+                (
+                    e["ts"],
+                    e["ts"] + e["dur"],
+                    {"dataload": "dataload", "preprocess": "preprocess"}.get(phase, "cpu_work"),
+                )
+            )
     intervals += phases
+    # the model's Python: recorded frames and host ranges (not the step, not a DataLoader call), both profiles
+    python = [
+        (e["ts"], e["ts"] + e["dur"], "python")
+        for e in events
+        if e["kind"] == "python"
+        or (e["kind"] == "annotation" and not e["name"].startswith(("ProfilerStep#", "enumerate(DataLoader)#")))
+    ]
+    intervals += python
     launches_by_thread = defaultdict(list)
     for r in runtime:
         if r["name"] in LAUNCHES:
@@ -191,7 +356,9 @@ def blame(path: Path) -> dict[int, dict]:
         return bisect.bisect_left(times, o["ts"] + o["dur"]) - bisect.bisect_left(times, o["ts"])
 
     if on_gpu:
-        pageable = {d["correlation"] for d in device if d["correlation"] is not None and _TO_PAGEABLE.search(d["name"])}
+        pageable = {d["correlation"] for d in device if d["correlation"] is not None and _PAGEABLE.search(d["name"])}
+        # a copy call blocks too when it returned only once its copy had finished on the device
+        copy_end = {d["correlation"]: d["ts"] + d["dur"] for d in device if d["kind"] == "copy" and d["correlation"]}
         first_runs: dict[str, tuple[int, int]] = {}
         for d in device:
             if d["kind"] == "kernel" and d["correlation"] in launch_ts:
@@ -202,10 +369,14 @@ def blame(path: Path) -> dict[int, dict]:
             cause = "memcpy_memset" if d["kind"] == "copy" else kernel_group(d["name"])
             intervals.append((d["ts"], d["ts"] + d["dur"], cause))
         for r in runtime:
-            if r["name"] in BLOCKING or (r["name"] in ASYNC_COPIES and r["correlation"] in pageable):
+            waited = r["correlation"] in copy_end and r["ts"] + r["dur"] >= copy_end[r["correlation"]]
+            if r["name"] in BLOCKING or (r["name"] in ASYNC_COPIES and (r["correlation"] in pageable or waited)):
                 cause = "sync_bubble"
-            elif _LOADING.search(r["name"]) or (r["name"] in KERNEL_LAUNCHES and r["dur"] >= LOADING_LAUNCH_NS
-                                                and r["correlation"] in first_launches):
+            elif _STARTUP.search(r["name"]):
+                cause = "startup"
+            elif _LOADING.search(r["name"]) or (
+                r["name"] in KERNEL_LAUNCHES and r["dur"] >= LOADING_LAUNCH_NS and r["correlation"] in first_launches
+            ):
                 cause = "module_loading"
             elif r["name"] in ALLOCATOR:
                 cause = "allocator"
@@ -214,8 +385,20 @@ def blame(path: Path) -> dict[int, dict]:
             else:
                 cause = "cpu_work"
             intervals.append((r["ts"], r["ts"] + r["dur"], cause))
-        for o in ops:
-            intervals.append((o["ts"], o["ts"] + o["dur"], "launching" if launches_inside(o) else "cpu_work"))
+        host_work = [(o["ts"], o["ts"] + o["dur"], "launching" if launches_inside(o) else "cpu_work") for o in ops]
+        intervals += host_work
+        if _is_inference(events, ops):
+            # each call's host work (ops that launch nothing, Python) before its first launch: preprocessing
+            launch_times = sorted(r["ts"] for r in runtime if r["name"] in LAUNCHES)
+            for start, end in windows.values():
+                first = next((t for t in launch_times[bisect.bisect_left(launch_times, start) :] if t < end), None)
+                if first is None:
+                    continue
+                intervals += [
+                    (max(s, start), min(e, first), "preprocess")
+                    for s, e, c in host_work + python
+                    if c in ("cpu_work", "python") and s < first and e > start
+                ]
     else:
         executes = _op_executes(ops)
         for o in ops:
@@ -228,9 +411,81 @@ def blame(path: Path) -> dict[int, dict]:
             else:
                 cause = "cpu_other_ops"
             intervals.append((o["ts"], o["ts"] + o["dur"], cause))
-        intervals += [(e["ts"], e["ts"] + e["dur"], "cpu_communication") for e in events
-                      if e["kind"] == "annotation" and _CPU_COLLECTIVE.search(e["name"])]
+        intervals += [
+            (e["ts"], e["ts"] + e["dur"], "cpu_communication")
+            for e in events
+            if e["kind"] == "annotation" and _CPU_COLLECTIVE.search(e["name"])
+        ]
     return {n: _sweep(start, end, intervals) for n, (start, end) in windows.items()}
+
+
+def _measured_window(steps, device, step_of, launch_ts) -> tuple[dict, tuple[int, int], dict]:
+    """Each step's work end (host end or the end of the device work launched in it), the measured window
+    (first step start → the later of the last host end and every step's work end) and, per device, every
+    kernel execution inside it clipped to it as (start, end)."""
+    ends = {
+        n: max([host_end, *(d["ts"] + d["dur"] for d in device if step_of(launch_ts.get(d["correlation"])) == n)])
+        for n, (_, host_end) in enumerate(steps, 1)
+    }
+    window = (steps[0][0], max(steps[-1][1], *ends.values()))
+    by_device = defaultdict(list)
+    for d in device:
+        if d["kind"] == "kernel" and d["ts"] < window[1] and d["ts"] + d["dur"] > window[0]:
+            by_device[d["device"]].append((max(d["ts"], window[0]), min(d["ts"] + d["dur"], window[1])))
+    return ends, window, by_device
+
+
+def window_kernel_ns(path: Path) -> dict[str, int]:
+    """{device: ns}: the kernel time inside the measured window, every execution clipped to it (launched in
+    a step or not): the whole the headline's kernel figures and every table's device time must add up to."""
+    events = load_events(path)
+    steps = _steps(events)
+    device = [e for e in events if e["kind"] in ("kernel", "copy")]
+    launch_ts: dict[int, int] = {}
+    for r in events:
+        if r["kind"] == "runtime" and r["correlation"]:
+            launch_ts[r["correlation"]] = min(launch_ts.get(r["correlation"], r["ts"]), r["ts"])
+
+    def step_of(t: int | None) -> int | None:
+        return None if t is None else next((n for n, (s, e) in enumerate(steps, 1) if s <= t < e), None)
+
+    _, _, by_device = _measured_window(steps, device, step_of, launch_ts)
+    return {dev: sum(e - s for s, e in spans) for dev, spans in by_device.items()}
+
+
+def _union_ns(intervals: list[tuple[int, int]]) -> int:
+    total, reached = 0, None
+    for s, e in sorted(intervals):
+        if reached is None or s > reached:
+            total, reached = total + (e - s), e
+        elif e > reached:
+            total, reached = total + (e - reached), e
+    return total
+
+
+def steps_and_device_work(path: Path) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
+    """The steps' blame windows (ns) and every kernel, copy and memset as (start, end, name)."""
+    events = load_events(path)
+    walls = blame(path)
+    starts = _steps(events)
+    windows = [(start, start + walls[n]["wall_ns"]) for n, (start, _) in enumerate(starts, 1)]
+    device = [(e["ts"], e["ts"] + e["dur"], e["name"]) for e in events if e["kind"] in ("kernel", "copy")]
+    return windows, device
+
+
+def _is_inference(events: list[dict], ops: list[dict]) -> bool:
+    """No backward op, no DDP reducer, no all_reduce on a thread that does not run the steps."""
+    if any(o["name"].startswith("autograd::engine::evaluate_function:") or "Backward" in o["name"] for o in ops):
+        return False
+    step_threads = {
+        (e["pid"], e["tid"]) for e in events if e["kind"] == "annotation" and e["name"].startswith("ProfilerStep#")
+    }
+    named = [e for e in events if e["kind"] in ("op", "annotation")]
+    return not any(
+        _GRADIENT_SYNC.search(e["name"])
+        or (step_threads and _ALL_REDUCE.search(e["name"]) and (e["pid"], e["tid"]) not in step_threads)
+        for e in named
+    )
 
 
 def _sweep(start: int, end: int, intervals: list[tuple[int, int, str]]) -> dict:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import subprocess
+import shutil
+import subprocess as _subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +15,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "traces"
 ON_CI = os.environ.get("CI", "").lower() == "true"
+
+# The suite runs a test file per core (pytest-xdist) and many files measure real models: torch's OpenMP
+# threads, one per core in every measuring process, then spin-wait for cores the other workers hold (6 CPU
+# calls beside one busy core: ~100 s instead of ~20 s). One compute thread per measuring process keeps each
+# worker to its own core; a test that wants more sets OMP_NUM_THREADS itself.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def require_traces() -> Path:
@@ -30,29 +38,159 @@ def traces_dir() -> Path:
 
 
 @pytest.fixture
-def trace(traces_dir):
+def trace(traces_dir, request, private_cache):
+    """A shared trace by name; its analysis is copied into the test's cache (see AnalysedTraces)."""
+
     def named(name: str) -> Path:
         path = traces_dir / (name if name.endswith(".gz") or name.endswith(".json") else f"{name}.json.gz")
         if not path.is_file():
             pytest.fail(f"missing shared trace {path}")
+        if request.node.get_closest_marker("cold_cache") is None:
+            analysed = request.getfixturevalue("analysed_traces")
+            analysed.analyse(path)
+            analysed.copy_into(private_cache)
         return path
+
     return named
 
 
+class AnalysedTraces:
+    """The shared traces analysed by the product itself (`summary`), each once per session (per xdist
+    worker) and only when a test first asks for it: every test's private cache starts as a copy of
+    what is analysed so far, instead of paying 1-3 s per trace per test. A test that needs the
+    cache empty is marked `cold_cache`."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.done: set[Path] = set()
+
+    @property
+    def entries(self) -> Path:
+        return self.root / "libreyolo-profile" / "traces"
+
+    def analyse(self, path: Path) -> None:
+        if path in self.done:
+            return
+        result = run_cli_in_process("summary", str(path), "--json", env={"XDG_CACHE_HOME": str(self.root)})
+        assert result.returncode == 0, result.stderr
+        self.done.add(path)
+
+    def copy_into(self, cache: Path) -> None:
+        if self.entries.is_dir():
+            shutil.copytree(self.entries, cache / "libreyolo-profile" / "traces", dirs_exist_ok=True)
+
+
+@pytest.fixture(scope="session")
+def analysed_traces(tmp_path_factory) -> AnalysedTraces:
+    return AnalysedTraces(tmp_path_factory.mktemp("analysed-traces"))
+
+
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
+def private_cache(request, tmp_path_factory, monkeypatch):
     """Every test gets its own reader cache, so nothing leaks between tests or into ~/.cache."""
     cache = tmp_path_factory.mktemp("xdg-cache")
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    if request.node.get_closest_marker("cold_cache") is None:
+        request.getfixturevalue("analysed_traces").copy_into(cache)
     return cache
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """The real CLI in a fresh process: `python -m libreyolo_profile …`."""
+# The readers answer in-process (Typer's app called as `python -m libreyolo_profile` would call it, with
+# the same stdout, stderr and exit code): a fresh interpreter per call cost ~0.6 s, ~500 times a suite.
+# Measurement (`run`, `infer`), `import` and anything asked for with `subprocess=True` still get a
+# fresh process; tests/test_cli_contract.py holds every reader to giving the same answer both ways.
+IN_PROCESS_COMMANDS = frozenset(
+    {
+        "summary",
+        "get",
+        "phases",
+        "kernels",
+        "ops",
+        "modules",
+        "memory",
+        "compare",
+        "what-if",
+        "query",
+        "db",
+        "report",
+        "roofline",
+        "ranks",
+    }
+)
+ALWAYS_SUBPROCESS = os.environ.get("LIBREYOLO_PROFILE_TEST_SUBPROCESS") == "1"
+
+
+def default_sigint() -> None:
+    """preexec_fn of a process a test will Ctrl-C: a suite started in the background (nohup, `cmd &`) runs
+    with SIGINT ignored, which its children inherit, and Python then never raises KeyboardInterrupt; a
+    user's Ctrl-C arrives with the default disposition."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def signal_state(pid: int) -> str:
+    """A process's blocked, ignored and caught signal masks (/proc), for a message when a Ctrl-C did nothing."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError as exc:
+        return f"no /proc state ({exc})"
+    return " ".join(line.replace("\t", "") for line in lines if line.startswith(("SigBlk", "SigIgn", "SigCgt")))
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300, subprocess: bool = False
+) -> _subprocess.CompletedProcess:
+    """The real CLI: `python -m libreyolo_profile …`, in this process for the readers, else a fresh one."""
+    if not (subprocess or ALWAYS_SUBPROCESS) and args and args[0] in IN_PROCESS_COMMANDS:
+        return run_cli_in_process(*args, cwd=cwd, env=env)
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
+    return _subprocess.run(
+        [sys.executable, "-m", "libreyolo_profile", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def run_cli_in_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> _subprocess.CompletedProcess:
+    """One reader command run by the entry point `python -m libreyolo_profile` uses, with its own
+    environment, working directory and captured (non-TTY) stdout/stderr, all restored afterwards."""
+    from libreyolo_profile.launcher import profile_main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdout, sys.stderr, sys.stdin
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
+    saved_argv = sys.argv
+    try:
+        os.environ.update(env or {})
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO("")
+        sys.argv = ["libreyolo-profile", *args]
+        try:
+            profile_main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return _subprocess.CompletedProcess(["libreyolo-profile", *args], code, _text(out), _text(err))
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    """What a subprocess with text=True would have read: the bytes decoded, newlines universal."""
+    stream.flush()
+    raw = stream.buffer.getvalue().decode("utf-8", errors="replace")
+    return raw.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def cli_json(*args: str, **kwargs) -> dict:

@@ -39,9 +39,14 @@ def load_events(path: Path) -> list[dict]:
 
 def _steps(events: list[dict]) -> list[tuple[int, int]]:
     # host ranges only: a trace also draws each ProfilerStep on the GPU timeline (gpu_user_annotation)
-    marked = sorted({(_ns(e["ts"]), _ns(e["ts"]) + _ns(e.get("dur", 0))) for e in events
-                     if str(e.get("name", "")).startswith("ProfilerStep#")
-                     and str(e.get("cat", "")).lower() in ("user_annotation", "cpu_op", "operator")})
+    marked = sorted(
+        {
+            (_ns(e["ts"]), _ns(e["ts"]) + _ns(e.get("dur", 0)))
+            for e in events
+            if str(e.get("name", "")).startswith("ProfilerStep#")
+            and str(e.get("cat", "")).lower() in ("user_annotation", "cpu_op", "operator")
+        }
+    )
     return marked
 
 
@@ -52,22 +57,43 @@ def module_calls(events: list[dict]) -> list[dict]:
         # recorded through the profiler's fast path (cpu_op) or as a user annotation
         if m and str(e.get("cat", "")).lower() in ("user_annotation", "cpu_op"):
             start = _ns(e["ts"])
-            calls.append({"pid": str(e["pid"]), "tid": str(e["tid"]), "ts": start, "end": start + _ns(e.get("dur", 0)),
-                          "phase": m.group(1), "path": m.group(2), "type": m.group(3)})
+            calls.append(
+                {
+                    "pid": str(e["pid"]),
+                    "tid": str(e["tid"]),
+                    "ts": start,
+                    "end": start + _ns(e.get("dur", 0)),
+                    "phase": m.group(1),
+                    "path": m.group(2),
+                    "type": m.group(3),
+                }
+            )
     # foreign: nest the nn.Module events per thread with a stack
-    stack_events = sorted((e for e in events if str(e.get("cat", "")).lower() == "python_function"
-                           and str(e.get("name", "")).startswith("nn.Module: ")),
-                          key=lambda e: (str(e["pid"]), str(e["tid"]), _ns(e["ts"]), -_ns(e.get("dur", 0))))
+    stack_events = sorted(
+        (
+            e
+            for e in events
+            if str(e.get("cat", "")).lower() == "python_function" and str(e.get("name", "")).startswith("nn.Module: ")
+        ),
+        key=lambda e: (str(e["pid"]), str(e["tid"]), _ns(e["ts"]), -_ns(e.get("dur", 0))),
+    )
     open_stack: dict = defaultdict(list)
     for e in stack_events:
-        start, label = _ns(e["ts"]), e["name"][len("nn.Module: "):]
+        start, label = _ns(e["ts"]), e["name"][len("nn.Module: ") :]
         end = start + _ns(e.get("dur", 0))
         stack = open_stack[(str(e["pid"]), str(e["tid"]))]
         while stack and stack[-1]["end"] <= start:
             stack.pop()
-        path = f'{stack[-1]["path"]}.{label}' if stack else label
-        call = {"pid": str(e["pid"]), "tid": str(e["tid"]), "ts": start, "end": end, "phase": "forward",
-                "path": path, "type": re.sub(r"_[0-9]+$", "", label)}
+        path = f"{stack[-1]['path']}.{label}" if stack else label
+        call = {
+            "pid": str(e["pid"]),
+            "tid": str(e["tid"]),
+            "ts": start,
+            "end": end,
+            "phase": "forward",
+            "path": path,
+            "type": re.sub(r"_[0-9]+$", "", label),
+        }
         calls.append(call)
         stack.append(call)
     steps = _steps(events)
@@ -86,7 +112,7 @@ def _self_times(calls: list[dict]) -> dict[int, int]:
         groups[(c["pid"], c["tid"], c["phase"])].append(c)
     for group in groups.values():
         bounds = sorted({c["ts"] for c in group} | {c["end"] for c in group})
-        for s, e in zip(bounds, bounds[1:]):
+        for s, e in zip(bounds, bounds[1:], strict=False):
             covering = [c for c in group if c["ts"] <= s and c["end"] >= e]
             if covering:
                 owner = max(covering, key=lambda c: (c["ts"], c["depth"]))
@@ -126,8 +152,18 @@ def reference(path: Path) -> dict[tuple[str, str], dict]:
             device_self[id(max(holding, key=lambda c: (c["ts"], c["depth"])))] += k["dur"]
     out: dict = {}
     for c in calls:
-        row = out.setdefault((c["phase"], c["path"]), {"calls": 0, "total_ns": 0, "self_ns": 0, "device_ns": 0,
-                                                       "device_self_ns": 0, "type": c["type"], "depth": c["depth"]})
+        row = out.setdefault(
+            (c["phase"], c["path"]),
+            {
+                "calls": 0,
+                "total_ns": 0,
+                "self_ns": 0,
+                "device_ns": 0,
+                "device_self_ns": 0,
+                "type": c["type"],
+                "depth": c["depth"],
+            },
+        )
         row["calls"] += 1
         row["total_ns"] += c["end"] - c["ts"]
         row["self_ns"] += owned[id(c)]

@@ -19,7 +19,9 @@ GPU_PID = 0
 A100 = {"id": 0, "name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42_505_273_344}
 
 # real-looking kernel names, one per category the tests need
-GEMM_TENSORCORE = "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_tensorop_kernel"
+GEMM_TENSORCORE = (
+    "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_tensorop_kernel"
+)
 GEMM_FP32_SIMT = "ampere_sgemm_128x64_nn"
 ELEMENTWISE = "void at::native::elementwise_kernel<128, 2>(int, at::native::AddFunctor<float>)"
 MULTI_TENSOR_APPLY = "void at::native::multi_tensor_apply_kernel<at::native::FusedAdamFunctor<float, 4>>(int)"
@@ -35,8 +37,15 @@ class _Time:
 
 
 def _event(cat: str, name: str, start_us, dur_us, pid, tid, args: dict | None = None) -> dict:
-    event = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
-             "ts": _Time(start_us, absolute=True), "dur": _Time(dur_us, absolute=False)}
+    event = {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": pid,
+        "tid": tid,
+        "ts": _Time(start_us, absolute=True),
+        "dur": _Time(dur_us, absolute=False),
+    }
     if args:
         event["args"] = args
     return event
@@ -49,26 +58,91 @@ def annotation(name: str, start_us, dur_us) -> dict:
 
 def op(name: str, start_us, dur_us, input_dims: list | None = None) -> dict:
     """A framework op (aten::…) on the model's thread."""
-    return _event("cpu_op", name, start_us, dur_us, HOST_PID, HOST_TID,
-                  {"Input Dims": input_dims} if input_dims is not None else None)
+    return _event(
+        "cpu_op",
+        name,
+        start_us,
+        dur_us,
+        HOST_PID,
+        HOST_TID,
+        {"Input Dims": input_dims} if input_dims is not None else None,
+    )
+
+
+def python_function(name: str, start_us, dur_us) -> dict:
+    """A Python frame on the model's thread, as with_stack records it (`nn.Module: <Class>_<n>`)."""
+    return _event("python_function", name, start_us, dur_us, HOST_PID, HOST_TID)
+
+
+def python_frame(name: str, start_us, dur_us, tid: int = HOST_TID) -> dict:
+    """A Python frame the profiler recorded with with_stack (cat python_function)."""
+    return _event("python_function", name, start_us, dur_us, HOST_PID, tid)
 
 
 def runtime(name: str, start_us, dur_us, correlation: int | None = None) -> dict:
     """A CUDA runtime call on the host (cudaLaunchKernel, cudaMemcpyAsync, cudaStreamSynchronize …)."""
-    return _event("cuda_runtime", name, start_us, dur_us, HOST_PID, HOST_TID,
-                  {"correlation": correlation} if correlation is not None else None)
+    return _event(
+        "cuda_runtime",
+        name,
+        start_us,
+        dur_us,
+        HOST_PID,
+        HOST_TID,
+        {"correlation": correlation} if correlation is not None else None,
+    )
 
 
 def kernel(name: str, start_us, dur_us, correlation: int, stream: int = 7, device: int = 0) -> dict:
     """A kernel on the device, tied to its launch by the correlation id."""
-    return _event("kernel", name, start_us, dur_us, GPU_PID, stream,
-                  {"correlation": correlation, "device": device, "stream": stream})
+    return _event(
+        "kernel",
+        name,
+        start_us,
+        dur_us,
+        GPU_PID,
+        stream,
+        {"correlation": correlation, "device": device, "stream": stream},
+    )
 
 
-def memcpy(name: str, start_us, dur_us, correlation: int, stream: int = 7, device: int = 0) -> dict:
+def memcpy(
+    name: str, start_us, dur_us, correlation: int, stream: int = 7, device: int = 0, copy_bytes: int | None = None
+) -> dict:
     """A device copy (gpu_memcpy), tied to its cudaMemcpyAsync by the correlation id."""
-    return _event("gpu_memcpy", name, start_us, dur_us, GPU_PID, stream,
-                  {"correlation": correlation, "device": device, "stream": stream})
+    args = {"correlation": correlation, "device": device, "stream": stream}
+    if copy_bytes is not None:
+        args["bytes"] = copy_bytes
+    return _event("gpu_memcpy", name, start_us, dur_us, GPU_PID, stream, args)
+
+
+def memory(
+    start_us,
+    nbytes: int,
+    *,
+    device_type: int = 1,
+    device_id: int = 0,
+    total: int | None = None,
+    reserved: int | None = None,
+    addr: int | None = None,
+) -> dict:
+    """An allocator `[memory]` instant on the model's thread: `nbytes` > 0 an allocation, < 0 a free.
+    With `total` (and `reserved`, `addr`) in the newer format; without, the 2021 one (Bytes only)."""
+    args = {"Device Type": device_type, "Device Id": device_id if device_type else -1, "Bytes": nbytes}
+    if total is not None:
+        args["Total Allocated"] = total
+        args["Total Reserved"] = reserved if reserved is not None else total
+    if addr is not None:
+        args["Addr"] = addr
+    return {
+        "ph": "i",
+        "s": "t",
+        "cat": "cpu_instant_event",
+        "name": "[memory]",
+        "pid": HOST_PID,
+        "tid": HOST_TID,
+        "ts": _Time(start_us, absolute=True),
+        "args": args,
+    }
 
 
 def write_trace(path: Path, events: list[dict], devices: list[dict] | None = None, indent: int | None = None) -> Path:
@@ -91,8 +165,16 @@ def write_trace(path: Path, events: list[dict], devices: list[dict] | None = Non
     else:
         head = json.dumps({"schemaVersion": 1, "deviceProperties": devices or []})[:-1]
         body = ",\n  ".join(json.dumps(event, default=placeholder) for event in events)
-        text = head + ', "traceEvents": [\n  ' + body + '\n]}\n'
+        text = head + ', "traceEvents": [\n  ' + body + "\n]}\n"
     for index, raw in enumerate(raw_times):
         text = text.replace(f'"@@time{index}@@"', raw, 1)
     path.write_text(text)
     return path
+
+
+def shaped_op(name: str, start_us, dur_us, dims: list, types: list, concrete: list | None = None) -> dict:
+    """A framework op recorded with record_shapes: Input Dims, Input type and (PyTorch ≥ 2.1) Concrete Inputs."""
+    args = {"Input Dims": dims, "Input type": types}
+    if concrete is not None:
+        args["Concrete Inputs"] = concrete
+    return _event("cpu_op", name, start_us, dur_us, HOST_PID, HOST_TID, args)

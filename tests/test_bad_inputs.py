@@ -17,15 +17,28 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs.make_bad_inputs import BOM, build, special_files
+from tests.bad_inputs.make_bad_inputs import BOM, build, other_schema_sidecar, special_files
 from tests.conftest import run_cli
 
 JOB_SECONDS = 60  # one command; the slowest hostile case takes ~3 s here, the old code hung on several
 
-DRIVER = f"JOB_SECONDS = {JOB_SECONDS}\n" + r"""
+DRIVER = (
+    f"JOB_SECONDS = {JOB_SECONDS}\n"
+    + r"""
 import json, os, signal, sys, tempfile, time
 from libreyolo_profile import launcher
 import libreyolo_profile.cli, libreyolo_profile.readers.common, libreyolo_profile.store.ingest.analyse  # warm the fork
+import importlib, pkgutil, libreyolo_profile.readers, libreyolo_profile.sqlmodules
+# what every child would load again: every reader, the modules Typer loads while parsing, the command tree
+# and the checked SQL modules (DuckDB itself is not warmed: a connection does not survive a fork)
+for reader in pkgutil.iter_modules(libreyolo_profile.readers.__path__):
+    importlib.import_module(f'libreyolo_profile.readers.{reader.name}')
+try:
+    importlib.import_module('typer._adapters')
+except ImportError:
+    pass
+libreyolo_profile.cli.click_command()
+libreyolo_profile.sqlmodules.all_modules()
 jobs = json.load(open(sys.argv[1]))
 results = []
 for job in jobs:
@@ -52,6 +65,7 @@ for job in jobs:
                         "stdout": out.read().decode(errors="replace"), "stderr": err.read().decode(errors="replace")})
 json.dump(results, open(sys.argv[2], "w"))
 """
+)
 
 
 # Refused while parsing, the same way for every reader, and each refusal inflates hundreds of MiB:
@@ -62,8 +76,11 @@ PARSE_REFUSED = {"whitespace_bomb.json.gz", "huge_string.json.gz"}
 def reader_commands(path: Path, scratch: Path, tag: str) -> list[list[str]]:
     p = str(path)
     if tag in PARSE_REFUSED:
-        return [["summary", p, "--json"], ["get", p, "step_ms", "--json"],
-                ["import", p, "--project", str(scratch / f"import-{tag}"), "--json"]]
+        return [
+            ["summary", p, "--json"],
+            ["get", p, "step_ms", "--json"],
+            ["import", p, "--project", str(scratch / f"import-{tag}"), "--json"],
+        ]
     return [
         ["summary", p, "--json"],
         ["get", p, "step_ms", "--json"],
@@ -71,6 +88,7 @@ def reader_commands(path: Path, scratch: Path, tag: str) -> list[list[str]]:
         ["phases", p, "--json"],
         ["kernels", p, "--json"],
         ["ops", p, "--json"],
+        ["roofline", p, "--json"],
         ["compare", p, p, "--json"],
         ["what-if", p, "--remove-launches", "1", "--json"],
         ["report", p, "--out", str(scratch / f"report-{tag}.html"), "--json"],
@@ -82,9 +100,14 @@ def run_driver(jobs: list[list[str]], work: Path, env: dict) -> list[dict]:
     jobs_file, results_file = work / "jobs.json", work / "results.json"
     jobs_file.write_text(json.dumps(jobs))
     full_env = dict(os.environ, **env)
-    proc = subprocess.run([sys.executable, "-c", DRIVER, str(jobs_file), str(results_file)],
-                          env=full_env, capture_output=True, text=True, timeout=600,
-                          cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(jobs_file), str(results_file)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=1500,  # every job has its own 60 s alarm; this bounds the whole corpus on a loaded machine
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(results_file.read_text())
 
@@ -128,11 +151,32 @@ def corpus(tmp_path_factory):
     expected["lone_profile/profile.json"] = ("ok", None)
     broken = profile_copy("profile_dir_truncated_json")
     text = (broken / "profile.json").read_bytes()
-    (broken / "profile.json").write_bytes(text[:len(text) // 2])
+    (broken / "profile.json").write_bytes(text[: len(text) // 2])
     expected["profile_dir_truncated_json"] = (1, None)
+    # issue 22: a hand-edited head (refused in one line, exit 1) and a sidecar with the right generation
+    # but other columns (not used: rebuilt from profile.json)
+    edited = profile_copy("profile_dir_created_yesterday")
+    doc = json.loads((edited / "profile.json").read_text())
+    doc["created"] = "yesterday"
+    (edited / "profile.json").write_text(json.dumps(doc))
+    expected["profile_dir_created_yesterday"] = (1, "not a valid profile: created")
+    other_schema = profile_copy("profile_dir_sidecar_other_schema")
+    other_schema_sidecar(other_schema / "kernels.parquet")
+    expected["profile_dir_sidecar_other_schema"] = ("ok", None)
     bom_profile = profile_copy("bom_profile")
     (bom_profile / "profile.json").write_bytes(BOM + (bom_profile / "profile.json").read_bytes())
     expected["bom_profile/profile.json"] = ("ok", None)
+    for name, kind in (
+        ("profile_dir_kind_climbs_out", "../../outside"),
+        ("profile_dir_kind_absolute", str(root / "victim")),
+        ("profile_dir_kind_not_a_string", ["infer"]),
+    ):
+        hostile = profile_copy(name)  # a profile's kind names its directory on import: only ours are read
+        doc = json.loads((hostile / "profile.json").read_text())
+        (hostile / "profile.json").write_text(json.dumps(dict(doc, kind=kind)))
+        expected[name] = (1, "is not one of train, infer")
+    (root / "victim").mkdir()
+    (root / "victim" / "notes.txt").write_text("mine\n")
     expected.update(special_files(files))
     (files / "empty_dir").mkdir()
     expected["empty_dir"] = (2, None)
@@ -147,9 +191,9 @@ def corpus(tmp_path_factory):
             keys.append(name)
     results = run_driver(jobs, root, env)
     by_input: dict[str, list[dict]] = {}
-    for key, result in zip(keys, results):
+    for key, result in zip(keys, results, strict=True):
         by_input.setdefault(key, []).append(result)
-    return {"expected": expected, "results": by_input, "scratch": scratch, "files": files}
+    return {"expected": expected, "results": by_input, "scratch": scratch, "files": files, "root": root}
 
 
 def _check_contract(result: dict) -> None:
@@ -165,17 +209,57 @@ def _check_contract(result: dict) -> None:
         assert len(errors) == 1, where
 
 
-CASES = ["clean.json", "clean.json.gz", "empty.json", "whitespace.json", "not_json.json", "binary_garbage.json.gz",
-         "json_object_not_trace.json", "json_list_not_trace.json", "trace_events_not_list.json", "no_events.json",
-         "truncated_mid_file.json", "truncated_mid_file.json.gz", "truncated_in_header.json",
-         "control_chars_in_name.json", "invalid_utf8_in_name.json", "unescaped_quote_in_name.json",
-         "bare_inf_nan_ignored_args.json", "bare_nan_duration.json", "negative_and_overlapping.json",
-         "out_of_order.json", "compact_braces_in_names.json", "string_timestamps_mixed_ids.json", "only_metadata.json",
-         "profile_dir_clean", "profile_dir_newer_schema", "profile_dir_corrupt_sidecars",
-         "profile_dir_missing_sidecars", "lone_profile/profile.json", "profile_dir_truncated_json", "empty_dir",
-         "does_not_exist.json",
-         "whitespace_bomb.json.gz", "huge_string.json.gz", "whitespace_runs.json.gz", "binary_garbage.json",
-         "bom.json", "bom_profile/profile.json", "durations_unusable.json", "fifo", "char_device", "socket"]
+CASES = [
+    "clean.json",
+    "clean.json.gz",
+    "empty.json",
+    "whitespace.json",
+    "not_json.json",
+    "binary_garbage.json.gz",
+    "json_object_not_trace.json",
+    "json_list_not_trace.json",
+    "trace_events_not_list.json",
+    "no_events.json",
+    "truncated_mid_file.json",
+    "truncated_mid_file.json.gz",
+    "truncated_in_header.json",
+    "control_chars_in_name.json",
+    "invalid_utf8_in_name.json",
+    "unescaped_quote_in_name.json",
+    "bare_inf_nan_ignored_args.json",
+    "bare_nan_duration.json",
+    "negative_and_overlapping.json",
+    "out_of_order.json",
+    "compact_braces_in_names.json",
+    "string_timestamps_mixed_ids.json",
+    "only_metadata.json",
+    "profile_dir_clean",
+    "profile_dir_newer_schema",
+    "profile_dir_corrupt_sidecars",
+    "profile_dir_missing_sidecars",
+    "lone_profile/profile.json",
+    "profile_dir_truncated_json",
+    "empty_dir",
+    "does_not_exist.json",
+    "whitespace_bomb.json.gz",
+    "huge_string.json.gz",
+    "whitespace_runs.json.gz",
+    "binary_garbage.json",
+    "bom.json",
+    "bom_profile/profile.json",
+    "durations_unusable.json",
+    "fifo",
+    "char_device",
+    "socket",
+    "deeply_nested_modules.json",
+    "deeply_nested_phases.json",
+    "escape_sequences_in_names.json",
+    "profile_dir_kind_climbs_out",
+    "profile_dir_kind_absolute",
+    "profile_dir_kind_not_a_string",
+    "profile_dir_created_yesterday",
+    "profile_dir_sidecar_other_schema",
+]
 
 
 # A recoverable input whose profile rightly refuses one reader's request: nothing to remove, since no
@@ -206,6 +290,29 @@ def test_every_reader_over_bad_input(corpus, name):
         assert not project.exists() or not any(project.rglob("profile.json")), "a failed import left a profile"
 
 
+def test_a_hostile_kind_writes_nothing_anywhere(corpus):
+    """`kind` names the imported profile's directory: "../../outside" or an absolute path wrote a profile
+    outside --project (and over a user's directory with --exist-ok) before kinds were validated."""
+    root = corpus["root"]
+    assert not (root / "outside").exists() and not (corpus["scratch"] / "outside").exists()
+    assert sorted(p.name for p in (root / "victim").iterdir()) == ["notes.txt"]
+
+
+def test_reports_hold_no_control_characters(corpus):
+    """Every report the corpus wrote: ESC, BEL and C1 controls from trace names are escaped in the page
+    (the old page carried them raw, so `cat report.html` retitled the terminal)."""
+    pages = sorted(corpus["scratch"].glob("report-*.html"))
+    assert any(p.name == "report-escape_sequences_in_names.json.html" for p in pages)
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        controls = {hex(ord(c)) for c in text if (ord(c) < 32 and c not in "\n\t\r") or 0x7F <= ord(c) <= 0x9F}
+        assert not controls, (page.name, controls)
+    assert (
+        "aten::re\\x1b]0;retitled\\x07lu"
+        in (corpus["scratch"] / "report-escape_sequences_in_names.json.html").read_text()
+    )
+
+
 def test_clean_readers_all_succeed(corpus):
     """The baseline the recoverable cases are held to is itself a success for every reader."""
     for result in corpus["results"]["clean.json"]:
@@ -222,6 +329,7 @@ def test_rebuilt_sidecars_give_identical_answers(corpus):
     assert answer("profile_dir_corrupt_sidecars") == clean
     assert answer("profile_dir_missing_sidecars") == clean
     assert answer("lone_profile/profile.json") == clean
+    assert answer("profile_dir_sidecar_other_schema") == clean
 
 
 def test_truncated_trace_recovers_its_complete_events(corpus):
@@ -293,14 +401,38 @@ print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
-@pytest.mark.parametrize("name", ["whitespace_bomb.json.gz", "huge_string.json.gz", "whitespace_runs.json.gz"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "whitespace_bomb.json.gz",
+        "huge_string.json.gz",
+        "whitespace_runs.json.gz",
+        "deeply_nested_modules.json",
+        "deeply_nested_phases.json",
+    ],
+)
 def test_hostile_input_memory_is_bounded(tmp_path, name):
     """Peak RSS of the whole CLI, measured by the kernel: the imports alone take ~180 MiB, the caps
-    allow one 64 MiB event plus a few 4 MiB blocks. The old code took 0.9-4+ GiB on these."""
+    allow one 64 MiB event plus a few 4 MiB blocks. The old code took 0.9-4+ GiB on these (deep nesting:
+    1.2 GiB for the modules, 1.0 GiB for the phase ranges)."""
     build(tmp_path)
-    proc = subprocess.run([sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "libreyolo_profile", "summary",
-                           str(tmp_path / name), "--json"], capture_output=True, text=True, timeout=180,
-                          env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PEAK_RSS,
+            sys.executable,
+            "-m",
+            "libreyolo_profile",
+            "summary",
+            str(tmp_path / name),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")),
+    )
     rc, peak_kib = map(int, proc.stdout.split())
     assert rc in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
     assert peak_kib < 512 * 1024, f"{name}: peak RSS {peak_kib / 1024:.0f} MiB"
@@ -309,10 +441,14 @@ def test_hostile_input_memory_is_bounded(tmp_path, name):
 def _unprivileged_runner() -> list[str] | None:
     if os.geteuid() != 0:
         return []  # already unprivileged
-    for candidate in (["runuser", "-u", "nobody", "--"], ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]):
+    for candidate in (
+        ["runuser", "-u", "nobody", "--"],
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"],
+    ):
         if shutil.which(candidate[0]):
-            probe = subprocess.run([*candidate, sys.executable, "-c", "import libreyolo_profile.cli"],
-                                   capture_output=True, text=True)
+            probe = subprocess.run(
+                [*candidate, sys.executable, "-c", "import libreyolo_profile.cli"], capture_output=True, text=True
+            )
             if probe.returncode == 0:
                 return candidate
     return None
@@ -340,9 +476,19 @@ def test_unreadable_file_as_unprivileged_user(shared_tmp):
     cache = tmp_path / "cache"
     cache.mkdir(mode=0o777)
     cache.chmod(0o777)
-    for args in (["summary", str(secret), "--json"], ["get", str(secret), "step_ms"], ["import", str(secret), "--project", str(cache / "p")]):
-        proc = subprocess.run([*runner, sys.executable, "-m", "libreyolo_profile", *args], cwd=tmp_path,
-                              env=dict(os.environ, XDG_CACHE_HOME=str(cache)), capture_output=True, text=True, timeout=120)
+    for args in (
+        ["summary", str(secret), "--json"],
+        ["get", str(secret), "step_ms"],
+        ["import", str(secret), "--project", str(cache / "p")],
+    ):
+        proc = subprocess.run(
+            [*runner, sys.executable, "-m", "libreyolo_profile", *args],
+            cwd=tmp_path,
+            env=dict(os.environ, XDG_CACHE_HOME=str(cache)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 2, (args, proc.stderr)
         assert ("permission denied" in proc.stderr or "not readable" in proc.stderr) and "Traceback" not in proc.stderr
         assert proc.stdout == "" or json.loads(proc.stdout)["exit_code"] == 2, proc.stdout

@@ -15,14 +15,34 @@ import pytest
 
 from tests import blame_reference
 from tests.conftest import cli_json, require_traces
-from tests.synthetic_traces import (ELEMENTWISE, GEMM_TENSORCORE, MEMCPY_HTOD, annotation, kernel, memcpy, op, runtime,
-                                    write_trace)
+from tests.synthetic_traces import (
+    ELEMENTWISE,
+    GEMM_TENSORCORE,
+    MEMCPY_HTOD,
+    annotation,
+    kernel,
+    memcpy,
+    op,
+    python_frame,
+    runtime,
+    write_trace,
+)
 
 NCCL = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
-FLASH = "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t>>(Flash_fwd_params)"
+FLASH = (
+    "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t>>(Flash_fwd_params)"
+)
 MEMCPY_TO_PAGEABLE = "Memcpy DtoH (Device -> Pageable)"
-SHARED_TRACES = ["a100_alexnet_no_profilerstep", "a100_cutlass_adam_rank0", "cpu_only_rank34", "h100_vit_image_classifier",
-                 "mi250_rocm_minitoy", "v100_resnet50_workers0", "v100_resnet50_workers4", "v100_resnet_ddp_ns_resolution"]
+SHARED_TRACES = [
+    "a100_alexnet_no_profilerstep",
+    "a100_cutlass_adam_rank0",
+    "cpu_only_rank34",
+    "h100_vit_image_classifier",
+    "mi250_rocm_minitoy",
+    "v100_resnet50_workers0",
+    "v100_resnet50_workers4",
+    "v100_resnet_ddp_ns_resolution",
+]
 
 
 def product_blame(path: Path) -> dict[int, dict[str, int]]:
@@ -35,8 +55,11 @@ def product_blame(path: Path) -> dict[int, dict[str, int]]:
 
 def launched(kernel_name: str, at_us: int, dur_us: int, correlation: int = 1) -> list[dict]:
     """An aten op on [0, 10) µs whose cudaLaunchKernel at [2, 4) queues `kernel_name` at `at_us`."""
-    return [op("aten::mm", 0, 10), runtime("cudaLaunchKernel", 2, 2, correlation),
-            kernel(kernel_name, at_us, dur_us, correlation)]
+    return [
+        op("aten::mm", 0, 10),
+        runtime("cudaLaunchKernel", 2, 2, correlation),
+        kernel(kernel_name, at_us, dur_us, correlation),
+    ]
 
 
 def other_thread(event: dict) -> dict:
@@ -47,66 +70,195 @@ STEP = [annotation("ProfilerStep#1", 0, 100)]
 # µs per cause, per step; step 1 is [0, 100) µs unless the case says otherwise
 CASES = {
     # [0,10) host in an op that launches: launching; [10,40) GEMM; [40,100) nothing recorded
-    "gemm_conv": (STEP + launched(GEMM_TENSORCORE, 10, 30),
-                  {1: {"launching": 10, "gemm_conv": 30, "unexplained_idle": 60}}),
-    "memory_bound": (STEP + launched(ELEMENTWISE, 10, 30),
-                     {1: {"launching": 10, "memory_bound": 30, "unexplained_idle": 60}}),
-    "attention": (STEP + launched(FLASH, 10, 30),
-                  {1: {"launching": 10, "attention": 30, "unexplained_idle": 60}}),
-    "communication": (STEP + launched(NCCL, 10, 30),
-                      {1: {"launching": 10, "communication": 30, "unexplained_idle": 60}}),
+    "gemm_conv": (
+        STEP + launched(GEMM_TENSORCORE, 10, 30),
+        {1: {"launching": 10, "gemm_conv": 30, "unexplained_idle": 60}},
+    ),
+    "memory_bound": (
+        STEP + launched(ELEMENTWISE, 10, 30),
+        {1: {"launching": 10, "memory_bound": 30, "unexplained_idle": 60}},
+    ),
+    "attention": (STEP + launched(FLASH, 10, 30), {1: {"launching": 10, "attention": 30, "unexplained_idle": 60}}),
+    "communication": (
+        STEP + launched(NCCL, 10, 30),
+        {1: {"launching": 10, "communication": 30, "unexplained_idle": 60}},
+    ),
     # the async copy's call inside aten::copy_ launches; the device copies on [10,40)
-    "memcpy_memset": (STEP + [op("aten::copy_", 0, 10), runtime("cudaMemcpyAsync", 2, 2, 1), memcpy(MEMCPY_HTOD, 10, 30, 1)],
-                      {1: {"launching": 10, "memcpy_memset": 30, "unexplained_idle": 60}}),
+    "memcpy_memset": (
+        STEP + [op("aten::copy_", 0, 10), runtime("cudaMemcpyAsync", 2, 2, 1), memcpy(MEMCPY_HTOD, 10, 30, 1)],
+        {1: {"launching": 10, "memcpy_memset": 30, "unexplained_idle": 60}},
+    ),
     # a collective on another stream overlapping a GEMM costs only where it runs alone: GEMM [10,40),
     # nccl [20,60) → communication [40,60)
     "overlap_compute_hides_collective": (
-        STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaLaunchKernel", 5, 1, 2), kernel(NCCL, 20, 40, 2, stream=9)],
-        {1: {"launching": 10, "gemm_conv": 30, "communication": 20, "unexplained_idle": 40}}),
+        STEP
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [runtime("cudaLaunchKernel", 5, 1, 2), kernel(NCCL, 20, 40, 2, stream=9)],
+        {1: {"launching": 10, "gemm_conv": 30, "communication": 20, "unexplained_idle": 40}},
+    ),
     # cudaStreamSynchronize on [30,70): [30,40) the GEMM still runs (the sync costs nothing there),
     # [40,70) the device idles while the host blocks
-    "sync_bubble": (STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaStreamSynchronize", 30, 40)],
-                    {1: {"launching": 10, "gemm_conv": 30, "sync_bubble": 30, "unexplained_idle": 30}}),
+    "sync_bubble": (
+        STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaStreamSynchronize", 30, 40)],
+        {1: {"launching": 10, "gemm_conv": 30, "sync_bubble": 30, "unexplained_idle": 30}},
+    ),
     # cudaMemcpyAsync to pageable memory blocks the host [40,80); its device copy runs [78,80)
     "sync_bubble_pageable_copy": (
-        STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaMemcpyAsync", 40, 40, 2), memcpy(MEMCPY_TO_PAGEABLE, 78, 2, 2)],
-        {1: {"launching": 10, "gemm_conv": 30, "sync_bubble": 38, "memcpy_memset": 2, "unexplained_idle": 20}}),
+        STEP
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [runtime("cudaMemcpyAsync", 40, 40, 2), memcpy(MEMCPY_TO_PAGEABLE, 78, 2, 2)],
+        {1: {"launching": 10, "gemm_conv": 30, "sync_bubble": 38, "memcpy_memset": 2, "unexplained_idle": 20}},
+    ),
     # step 1 [0,2000): the kernel's first launch takes 1200 µs (lazy module loading), the GEMM runs
     # [1200,1300); step 2 [2000,4000): the same kernel's second launch is as long, but only launching
     "module_loading": (
-        [annotation("ProfilerStep#1", 0, 2000), runtime("cudaLaunchKernel", 0, 1200, 1), kernel(GEMM_TENSORCORE, 1200, 100, 1),
-         annotation("ProfilerStep#2", 2000, 2000), runtime("cudaLaunchKernel", 2000, 1200, 2),
-         kernel(GEMM_TENSORCORE, 3200, 100, 2)],
-        {1: {"module_loading": 1200, "gemm_conv": 100, "unexplained_idle": 700},
-         2: {"launching": 1200, "gemm_conv": 100, "unexplained_idle": 700}}),
+        [
+            annotation("ProfilerStep#1", 0, 2000),
+            runtime("cudaLaunchKernel", 0, 1200, 1),
+            kernel(GEMM_TENSORCORE, 1200, 100, 1),
+            annotation("ProfilerStep#2", 2000, 2000),
+            runtime("cudaLaunchKernel", 2000, 1200, 2),
+            kernel(GEMM_TENSORCORE, 3200, 100, 2),
+        ],
+        {
+            1: {"module_loading": 1200, "gemm_conv": 100, "unexplained_idle": 700},
+            2: {"launching": 1200, "gemm_conv": 100, "unexplained_idle": 700},
+        },
+    ),
     # cudaMalloc [40,60) and cudaFree [60,65) while the device idles
-    "allocator": (STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaMalloc", 40, 20), runtime("cudaFree", 60, 5)],
-                  {1: {"launching": 10, "gemm_conv": 30, "allocator": 25, "unexplained_idle": 35}}),
+    "allocator": (
+        STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaMalloc", 40, 20), runtime("cudaFree", 60, 5)],
+        {1: {"launching": 10, "gemm_conv": 30, "allocator": 25, "unexplained_idle": 35}},
+    ),
     # the DataLoader's next() on [40,90), with a CPU op inside it: all waiting for data
-    "dataload": (STEP + launched(GEMM_TENSORCORE, 10, 30)
-                 + [annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 40, 50), op("aten::stack", 50, 10)],
-                 {1: {"launching": 10, "gemm_conv": 30, "dataload": 50, "unexplained_idle": 10}}),
-    # an op that launches nothing [40,70) and a ## preprocess ## range [70,80)
-    "cpu_work": (STEP + launched(GEMM_TENSORCORE, 10, 30) + [op("aten::empty", 40, 30), annotation("## preprocess ##", 70, 10)],
-                 {1: {"launching": 10, "gemm_conv": 30, "cpu_work": 40, "unexplained_idle": 20}}),
+    "dataload": (
+        STEP
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [
+            annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 40, 50),
+            op("aten::stack", 50, 10),
+        ],
+        {1: {"launching": 10, "gemm_conv": 30, "dataload": 50, "unexplained_idle": 10}},
+    ),
+    # an op that launches nothing [40,70): cpu_work; an explicit ## preprocess ## range [70,80): preprocess
+    "cpu_work": (
+        STEP + launched(GEMM_TENSORCORE, 10, 30) + [op("aten::empty", 40, 30), annotation("## preprocess ##", 70, 10)],
+        {1: {"launching": 10, "gemm_conv": 30, "cpu_work": 30, "preprocess": 10, "unexplained_idle": 20}},
+    ),
+    # issue 24 (b): a recorded Python frame [40,90) while the device idles is the model's Python, not
+    # unexplained; inside it an op that launches nothing [50,60) is cpu_work (ops win over the frame)
+    "python_frame": (
+        STEP
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [python_frame("transformers/image_transforms.py(390): normalize", 40, 50), op("aten::sub", 50, 10)],
+        {1: {"launching": 10, "gemm_conv": 30, "cpu_work": 10, "python": 40, "unexplained_idle": 10}},
+    ),
+    # a recorded host range (a module's forward) [40,80) with nothing inside it: host time of that range
+    "python_range": (
+        STEP + launched(GEMM_TENSORCORE, 10, 30) + [annotation("module forward: head (Detect)", 40, 40)],
+        {1: {"launching": 10, "gemm_conv": 30, "python": 40, "unexplained_idle": 20}},
+    ),
+    # inference: a Python frame [0,30) before the call's first launch (cudaLaunchKernel at 32) is preprocessing;
+    # aten::mm [30,35) holds the launch; [35,40) and [70,100) nothing; the GEMM runs [40,70)
+    "preprocess_before_first_kernel": (
+        STEP
+        + [
+            python_frame("preprocess.py(12): letterbox", 0, 30),
+            op("aten::mm", 30, 5),
+            runtime("cudaLaunchKernel", 32, 2, 1),
+            kernel(GEMM_TENSORCORE, 40, 30, 1),
+        ],
+        {1: {"preprocess": 30, "launching": 5, "gemm_conv": 30, "unexplained_idle": 35}},
+    ),
+    # issue 24 (d): a copy from pageable memory to the device blocks the host too [40,80), device copy [76,80)
+    "sync_bubble_pageable_to_device": (
+        STEP
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [
+            runtime("cudaMemcpyAsync", 40, 40, 2),
+            memcpy("Memcpy HtoD (Pageable -> Device)", 76, 4, 2, copy_bytes=4096),
+        ],
+        {1: {"launching": 10, "gemm_conv": 30, "sync_bubble": 36, "memcpy_memset": 4, "unexplained_idle": 20}},
+    ),
+    # issue 24 (d): a copy whose name says nothing of pageable memory, but whose cudaMemcpyAsync [40,80) returned
+    # only after its device copy [60,75) finished: the host waited for it, a stall like any blocking copy
+    # (not launching): [40,60) and [75,80) sync_bubble = 25, the copy itself [60,75) memcpy_memset
+    "sync_bubble_copy_call_waited": (
+        STEP
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [
+            runtime("cudaMemcpyAsync", 40, 40, 2),
+            memcpy("Memcpy HtoD (Host -> Device)", 60, 15, 2, copy_bytes=8192),
+        ],
+        {1: {"launching": 10, "gemm_conv": 30, "sync_bubble": 25, "memcpy_memset": 15, "unexplained_idle": 20}},
+    ),
+    # a pinned async copy [40,44) whose device copy runs later [50,60): the call returned at once, so it is a
+    # launch, not a stall: launching 10 + 4, memcpy_memset 10
+    "pinned_copy_is_a_launch": (
+        STEP
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [
+            runtime("cudaMemcpyAsync", 40, 4, 2),
+            memcpy("Memcpy HtoD (Pinned -> Device)", 50, 10, 2, copy_bytes=8192),
+        ],
+        {1: {"launching": 14, "gemm_conv": 30, "memcpy_memset": 10, "unexplained_idle": 46}},
+    ),
+    # cudaStreamCreateWithFlags [40,90) while the device idles: start-up, not launching
+    "startup": (
+        STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaStreamCreateWithFlags", 40, 50)],
+        {1: {"launching": 10, "gemm_conv": 30, "startup": 50, "unexplained_idle": 10}},
+    ),
     # step 1 [0,100) launches a GEMM running [10,150): its wall stops at step 2's start; step 2 [100,200)
-    # launches one at [150,230): its wall runs to 230 (the device tail counts), all of it GEMM
+    # launches one at [150,230). The device is busy 220 µs of the host's 200 µs span: it did not keep up, so
+    # the 30 µs after the host's end are the device's lag, the last step's own time (issue 24: only a device
+    # that kept up has a drain reported beside the steps instead): its wall runs to 230, all GEMM
     "device_tail_and_next_step": (
-        [annotation("ProfilerStep#1", 0, 100), annotation("ProfilerStep#2", 100, 100)] + launched(GEMM_TENSORCORE, 10, 140)
+        [annotation("ProfilerStep#1", 0, 100), annotation("ProfilerStep#2", 100, 100)]
+        + launched(GEMM_TENSORCORE, 10, 140)
         + [op("aten::mm", 100, 10), runtime("cudaLaunchKernel", 102, 2, 2), kernel(GEMM_TENSORCORE, 150, 80, 2)],
-        {1: {"launching": 10, "gemm_conv": 90}, 2: {"gemm_conv": 130}}),
+        {1: {"launching": 10, "gemm_conv": 90}, 2: {"gemm_conv": 130}},
+    ),
+    # the same steps with short GEMMs [10,40) and [180,230): busy 80 of the host's 200 µs, the device kept up,
+    # so the last step ends with its host at 200 and the 30 µs after it are the drain, beside the steps
+    "drain_after_the_last_step": (
+        [annotation("ProfilerStep#1", 0, 100), annotation("ProfilerStep#2", 100, 100)]
+        + launched(GEMM_TENSORCORE, 10, 30)
+        + [op("aten::mm", 100, 10), runtime("cudaLaunchKernel", 102, 2, 2), kernel(GEMM_TENSORCORE, 180, 50, 2)],
+        {
+            1: {"launching": 10, "gemm_conv": 30, "unexplained_idle": 60},
+            2: {"launching": 10, "unexplained_idle": 70, "gemm_conv": 20},
+        },
+    ),
     # the step is annotated on thread 1, the work runs on thread 2: blamed the same
-    "work_on_another_thread": (STEP + [other_thread(e) for e in launched(GEMM_TENSORCORE, 10, 30)[:2]]
-                               + [kernel(GEMM_TENSORCORE, 10, 30, 1)],
-                               {1: {"launching": 10, "gemm_conv": 30, "unexplained_idle": 60}}),
+    "work_on_another_thread": (
+        STEP + [other_thread(e) for e in launched(GEMM_TENSORCORE, 10, 30)[:2]] + [kernel(GEMM_TENSORCORE, 10, 30, 1)],
+        {1: {"launching": 10, "gemm_conv": 30, "unexplained_idle": 60}},
+    ),
     # CPU profile: conv [0,40) and linear [50,80) execute (linear: 4 µs of children, 26 self); add
     # [40,50); relu [80,90) spends 1 µs in itself around clamp_min [80,89): framework 1, other ops 9;
     # gloo:all_reduce on thread 2 [91,96); nothing on [90,91) and [96,100)
-    "cpu_profile": (STEP + [op("aten::conv2d", 0, 40), op("aten::add", 40, 10), op("aten::linear", 50, 30),
-                            op("aten::empty", 50, 2), op("aten::t", 52, 2), op("aten::relu", 80, 10),
-                            op("aten::clamp_min", 80, 9), other_thread(annotation("gloo:all_reduce", 91, 5))],
-                    {1: {"cpu_gemm_conv": 70, "cpu_other_ops": 19, "framework_overhead": 1, "cpu_communication": 5,
-                         "unexplained_idle": 5}}),
+    "cpu_profile": (
+        STEP
+        + [
+            op("aten::conv2d", 0, 40),
+            op("aten::add", 40, 10),
+            op("aten::linear", 50, 30),
+            op("aten::empty", 50, 2),
+            op("aten::t", 52, 2),
+            op("aten::relu", 80, 10),
+            op("aten::clamp_min", 80, 9),
+            other_thread(annotation("gloo:all_reduce", 91, 5)),
+        ],
+        {
+            1: {
+                "cpu_gemm_conv": 70,
+                "cpu_other_ops": 19,
+                "framework_overhead": 1,
+                "cpu_communication": 5,
+                "unexplained_idle": 5,
+            }
+        },
+    ),
 }
 
 
@@ -143,7 +295,9 @@ def test_matches_independent_reference(name, shared_traces):
     path = shared_traces / f"{name}.json.gz"
     reference = blame_reference.blame(path)
     assert product_blame(path) == {step: b["causes"] for step, b in reference.items() if b["causes"]}
-    rows = cli_json("query", "SELECT step, sum(ns) AS ns, any_value(step_ms) AS step_ms FROM blame GROUP BY step", str(path))
+    rows = cli_json(
+        "query", "SELECT step, sum(ns) AS ns, any_value(step_ms) AS step_ms FROM blame GROUP BY step", str(path)
+    )
     assert rows, "every shared trace has at least one step"
     for row in rows:
         assert row["ns"] == reference[row["step"]]["wall_ns"]  # the causes add up to the step, exactly

@@ -11,12 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import ON_CI, TRACES, cli_json, require_traces, run_cli
 
 GOOD = ("mi250_rocm_minitoy", "cpu_only_rank34", "h100_vit_image_classifier")
-SAME = ("SELECT regexp_extract(profile, '([^/]+)/[^/]+$', 1) AS input, kind, device_type, step_ms, "
-        "launches_per_step, kernels_per_step, gpu_util_pct FROM profiles ORDER BY input")
+SAME = (
+    "SELECT regexp_extract(profile, '([^/]+)/[^/]+$', 1) AS input, kind, device_type, step_ms, "
+    "launches_per_step, kernels_per_step, gpu_util_pct FROM profiles ORDER BY input"
+)
 
 
 def _inputs(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
@@ -26,10 +27,17 @@ def _inputs(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
     truncated.write_bytes((TRACES / f"{GOOD[0]}.json.gz").read_bytes()[:300])  # cut off mid-stream
     not_a_trace = tmp_path / "notes.json"
     not_a_trace.write_text(json.dumps({"hello": "world"}))
-    bad = {str(truncated): "gzip stream is damaged", str(tmp_path / "missing.json.gz"): "no such file",
-           str(not_a_trace): "without trace events"}
-    inputs = [str(TRACES / f"{GOOD[0]}.json.gz"), *list(bad)[:2], *[str(TRACES / f"{n}.json.gz") for n in GOOD[1:]],
-              list(bad)[2]]
+    bad = {
+        str(truncated): "gzip stream is damaged",
+        str(tmp_path / "missing.json.gz"): "no such file",
+        str(not_a_trace): "without trace events",
+    }
+    inputs = [
+        str(TRACES / f"{GOOD[0]}.json.gz"),
+        *list(bad)[:2],
+        *[str(TRACES / f"{n}.json.gz") for n in GOOD[1:]],
+        list(bad)[2],
+    ]
     return inputs, bad
 
 
@@ -71,10 +79,13 @@ def test_text_output_names_each_failure(tmp_path):
     assert lines[-1] == f"{len(GOOD)} imported, {len(bad)} failed"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--jobs", "0"], "--jobs takes 1 or more"),
-    (["--jobs", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--jobs", "0"], "--jobs takes 1 or more"),
+        (["--jobs", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
+    ],
+)
 def test_bad_bulk_options_are_usage_errors(tmp_path, args, message):
     result = run_cli("import", str(tmp_path / "x.json"), "--project", str(tmp_path), *args)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
@@ -88,8 +99,7 @@ def dask_cluster():
         if ON_CI:
             pytest.fail("CI=true but the [dask] extra (dask[distributed]) is missing")
         pytest.skip("needs the [dask] extra")
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
     try:
         yield cluster
     finally:
@@ -99,8 +109,9 @@ def dask_cluster():
 def test_scheduler_imports_on_a_dask_cluster(tmp_path, dask_cluster):
     inputs, bad = _inputs(tmp_path)
     project = tmp_path / "dask"
-    result = run_cli("import", *inputs, "--project", str(project), "--scheduler", dask_cluster.scheduler_address,
-                     "--json")
+    result = run_cli(
+        "import", *inputs, "--project", str(project), "--scheduler", dask_cluster.scheduler_address, "--json"
+    )
     _check(result, inputs, bad, project)
     serial = tmp_path / "serial"
     for name in GOOD:
@@ -110,6 +121,7 @@ def test_scheduler_imports_on_a_dask_cluster(tmp_path, dask_cluster):
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path):
     pytest.importorskip("distributed")
-    result = run_cli("import", str(TRACES / f"{GOOD[0]}.json.gz"), "--project", str(tmp_path),
-                     "--scheduler", "tcp://127.0.0.1:9")
+    result = run_cli(
+        "import", str(TRACES / f"{GOOD[0]}.json.gz"), "--project", str(tmp_path), "--scheduler", "tcp://127.0.0.1:9"
+    )
     assert result.returncode == 2 and "cannot reach the Dask scheduler" in result.stderr, result.stderr

@@ -15,6 +15,9 @@ import pytest
 
 from tests.bad_inputs.make_bad_inputs import clean_events, kineto_text
 
+# what these tests check is the cache itself: it starts empty
+pytestmark = pytest.mark.cold_cache
+
 # the real CLI entry, with parse_trace wrapped by a counter that is reported on stderr
 COUNTING = r"""
 import sys
@@ -33,8 +36,13 @@ sys.exit(code)
 
 
 def run_counted(*args: str, cache: Path) -> tuple[int, str, int]:
-    proc = subprocess.run([sys.executable, "-c", COUNTING, *args], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, XDG_CACHE_HOME=str(cache)))
+    proc = subprocess.run(
+        [sys.executable, "-c", COUNTING, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, XDG_CACHE_HOME=str(cache)),
+    )
     parses = int(re.search(r"PARSES=(\d+)", proc.stderr).group(1))
     return proc.returncode, proc.stdout, parses
 
@@ -75,6 +83,7 @@ def test_second_call_does_not_parse(read_only_trace, tmp_path):
 IMPORTS_PROBE = r"""
 import sys
 from libreyolo_profile.launcher import _run
+
 code = _run(sys.argv[1:], "libreyolo-profile")
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("pyarrow", "numpy", "duckdb", "msgspec", "typer")
                or m.startswith(("libreyolo_profile.store.decode", "libreyolo_profile.store.ingest")))
@@ -84,8 +93,13 @@ sys.exit(code)
 
 
 def heavy_imports(*args: str, cache: Path) -> tuple[str, list[str]]:
-    proc = subprocess.run([sys.executable, "-c", IMPORTS_PROBE, *args], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, XDG_CACHE_HOME=str(cache)))
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORTS_PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, XDG_CACHE_HOME=str(cache)),
+    )
     assert proc.returncode == 0, proc.stderr
     listed = re.search(r"HEAVY=(.*)", proc.stderr).group(1)
     return proc.stdout, [m for m in listed.split(",") if m]
@@ -148,8 +162,9 @@ def test_sweep_removes_only_dead_processes_leftovers(read_only_trace, tmp_path):
         assert rc == 0
         assert not dead.exists(), "a dead process's leftover was not swept"
         assert alive.exists() and foreign.exists(), "the sweep removed what is not a dead process's"
-        assert sorted(p.name for p in work.iterdir()) == sorted([alive.name, foreign.name]), \
+        assert sorted(p.name for p in work.iterdir()) == sorted([alive.name, foreign.name]), (
             "the reader left its own work directories behind"
+        )
     finally:
         live.stdin.close()
         live.wait(timeout=30)

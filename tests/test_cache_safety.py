@@ -21,12 +21,21 @@ from tests.bad_inputs.make_bad_inputs import clean_events, kineto_text
 from tests.conftest import run_cli
 from tests.test_bad_inputs import _unprivileged_runner
 
+# what these tests check is the cache itself: it starts empty
+pytestmark = pytest.mark.cold_cache
+
 NOTE = "not writable: working in a temporary directory"
 
 
 def cli(*args: str, env: dict, runner: list[str] = (), cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*runner, sys.executable, "-m", "libreyolo_profile", *args], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [*runner, sys.executable, "-m", "libreyolo_profile", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -46,8 +55,14 @@ def inputs(shared_dir):
     trace.write_bytes(kineto_text(clean_events()))
     # imported with a throwaway cache: the test's own cache has never seen the trace
     import_cache = shared_dir / "import-cache"
-    done = run_cli("import", str(trace), "--project", str(shared_dir / "project"), "--json",
-                   env={"XDG_CACHE_HOME": str(import_cache)})
+    done = run_cli(
+        "import",
+        str(trace),
+        "--project",
+        str(shared_dir / "project"),
+        "--json",
+        env={"XDG_CACHE_HOME": str(import_cache)},
+    )
     assert done.returncode == 0, done.stderr
     shutil.rmtree(import_cache)
     lone = shared_dir / "lone" / "profile.json"
@@ -105,8 +120,15 @@ READERS = 12
 def test_concurrent_readers_all_succeed_identically(inputs, private_cache, which):
     """Readers that all find the cache empty and build the same entry at once."""
     path = inputs[which]
-    procs = [subprocess.Popen([sys.executable, "-m", "libreyolo_profile", "summary", str(path), "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(READERS)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "libreyolo_profile", "summary", str(path), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(READERS)
+    ]
     results = [(*proc.communicate(timeout=240), proc.returncode) for proc in procs]
     failures = [(rc, err) for _, err, rc in results if rc != 0]
     assert failures == [], f"{len(failures)} of {READERS} concurrent readers failed: {failures[:2]}"
@@ -165,7 +187,8 @@ def test_unwritable_cache_degrades_to_a_temporary_directory(inputs, shared_dir, 
 # ------------------------------------------------------------------------------------------------
 # a reader killed mid-ingest
 
-_PARALLEL_STEPS = 15_000  # about 40 MB: above the decoder's two-process threshold (DecodeSizes.parallel_bytes), which opens a work dir at once
+# about 40 MB: above the decoder's two-process threshold (DecodeSizes.parallel_bytes), which opens a work dir at once
+_PARALLEL_STEPS = 15_000
 
 
 def _work_entries(cache: Path) -> list[Path]:
@@ -179,8 +202,13 @@ def test_killed_reader_leaves_nothing_in_tmpdir_and_its_leftover_is_swept(inputs
     tmp = tmp_path / "tmpdir"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
-    proc = subprocess.Popen([sys.executable, "-m", "libreyolo_profile", "summary", str(big), "--json"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "libreyolo_profile", "summary", str(big), "--json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         # the kill point: the ingest has made its temporary work directory, wherever it puts it

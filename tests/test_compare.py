@@ -12,8 +12,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from conftest import require_traces, run_cli
+
 from libreyolo_profile.metric_catalog import METRICS
 
 SINGLE_RUN = "a single run cannot support a verdict: measure both sides with --repeat ≥ 2"
@@ -65,14 +65,13 @@ def with_trials(doc: dict, values: dict[str, list[float]]) -> dict:
     n = len(next(iter(values.values())))
     trials = [dict(doc["trials"][-1]) for _ in range(n)]
     for metric, per_trial in values.items():
-        for trial, value in zip(trials, per_trial):
+        for trial, value in zip(trials, per_trial, strict=True):
             trial[metric] = value
     repeat = {}
     for name in METRICS:
         column = [t.get(name) for t in trials]
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in column):
-            repeat[name] = {"mean": statistics.fmean(column), "std": statistics.stdev(column), "n": n,
-                            "values": column}
+            repeat[name] = {"mean": statistics.fmean(column), "std": statistics.stdev(column), "n": n, "values": column}
             doc["metrics"][name] = repeat[name]["mean"]
     doc.update(trials=trials, repeat=repeat, generation=uuid.uuid4().hex)
     return doc
@@ -88,12 +87,13 @@ def write(doc: dict, target):
 def expected_threshold(before: list[float], after: list[float]) -> float:
     se_b = statistics.stdev(before) / math.sqrt(len(before))
     se_a = statistics.stdev(after) / math.sqrt(len(after))
-    return 2 * math.sqrt(se_b ** 2 + se_a ** 2)
+    return 2 * math.sqrt(se_b**2 + se_a**2)
 
 
 @pytest.mark.parametrize("factor, significant", [(1.02, True), (0.98, False)])
-def test_significance_on_both_sides_of_twice_the_combined_standard_error(v100_doc, tmp_path, cache, factor,
-                                                                         significant):
+def test_significance_on_both_sides_of_twice_the_combined_standard_error(
+    v100_doc, tmp_path, cache, factor, significant
+):
     before_steps = [100.0, 102.0, 98.0]
     after_centre = [-1.0, 1.0]  # n = 2 after, n = 3 before: each side's SE uses its own n
     threshold = expected_threshold(before_steps, after_centre)
@@ -173,8 +173,20 @@ def test_v100_dataloader_workers_pair_changes_the_verdict(traces, cache):
     assert SINGLE_RUN in text.stdout
 
 
-def test_a_metric_null_on_one_side_is_null_with_a_note_never_a_full_change(traces, cache):
-    gpu, cpu = traces / "h100_vit_image_classifier.json.gz", traces / "cpu_only_rank34.json.gz"
+def test_a_metric_null_on_one_side_is_null_with_a_note_never_a_full_change(traces, cache, tmp_path):
+    # a CPU inference trace of two calls (cpu_only_rank34, used here before, is a training rank since issue 24)
+    from tests.synthetic_traces import annotation, op, write_trace
+
+    gpu = traces / "h100_vit_image_classifier.json.gz"
+    cpu = write_trace(
+        tmp_path / "cpu_infer.json",
+        [
+            annotation("ProfilerStep#1", 0, 100),
+            op("aten::conv2d", 5, 80, [[1, 3, 64, 64]]),
+            annotation("ProfilerStep#2", 100, 100),
+            op("aten::conv2d", 105, 80, [[1, 3, 64, 64]]),
+        ],
+    )
     report = compare_json(gpu, cpu, cache)
     assert report["kind"] == "infer"
     util = row(report, "gpu_util_pct")
@@ -185,7 +197,9 @@ def test_a_metric_null_on_one_side_is_null_with_a_note_never_a_full_change(trace
     pre = row(report, "preprocess_pct")
     assert pre["before"] == 0 and pre["delta"] is not None and pre["delta_pct"] is None
     # The latency rows of an infer comparison are there.
-    assert {"latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "forward_pct"} <= {r["metric"] for r in report["metrics"]}
+    assert {"latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "forward_pct"} <= {
+        r["metric"] for r in report["metrics"]
+    }
 
     text = run_cli("compare", str(gpu), str(cpu), env=cache)
     assert text.returncode == 0, text.stderr
@@ -195,8 +209,13 @@ def test_a_metric_null_on_one_side_is_null_with_a_note_never_a_full_change(trace
 
 
 def test_train_against_infer_is_a_usage_error(traces, cache):
-    result = run_cli("compare", str(traces / "v100_resnet50_workers0.json.gz"),
-                     str(traces / "h100_vit_image_classifier.json.gz"), "--json", env=cache)
+    result = run_cli(
+        "compare",
+        str(traces / "v100_resnet50_workers0.json.gz"),
+        str(traces / "h100_vit_image_classifier.json.gz"),
+        "--json",
+        env=cache,
+    )
     assert result.returncode == 2
     error = json.loads(result.stdout)  # under --json a failure still gives the pipe one JSON object
     assert error["exit_code"] == 2 and "train" in error["error"] and "infer" in error["error"]
@@ -204,8 +223,7 @@ def test_train_against_infer_is_a_usage_error(traces, cache):
 
 
 def test_a_missing_side_is_a_usage_error(traces, tmp_path, cache):
-    result = run_cli("compare", str(traces / "v100_resnet50_workers0.json.gz"), str(tmp_path / "nope.json"),
-                     env=cache)
+    result = run_cli("compare", str(traces / "v100_resnet50_workers0.json.gz"), str(tmp_path / "nope.json"), env=cache)
     assert result.returncode == 2 and "no such file" in result.stderr
 
 

@@ -18,8 +18,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 IMGSZ = 64
-FORMATS = {"onnx": ("onnxruntime", "onnxruntime::"), "openvino": ("openvino", "openvino::"),
-           "torchscript": ("torch.jit", "aten::")}
+FORMATS = {
+    "onnx": ("onnxruntime", "onnxruntime::"),
+    "openvino": ("openvino", "openvino::"),
+    "torchscript": ("torch.jit", "aten::"),
+}
 
 pytestmark = pytest.mark.slow
 
@@ -31,8 +34,14 @@ def _env(home: Path, pythonpath: str = str(REPO)) -> dict:
 
 
 def cli(cwd: Path, home: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], cwd=cwd, env=env or _env(home),
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "libreyolo_profile", *args],
+        cwd=cwd,
+        env=env or _env(home),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +67,10 @@ def exports(place) -> dict[str, Path]:
     wrapper = libreyolo.LibreYOLO9._from_scratch(size="t", device="cpu", seed=0)
     wrapper.model.eval()
     suffix = {"onnx": ".onnx", "openvino": "_openvino", "torchscript": ".torchscript"}
-    return {fmt: Path(wrapper.export(format=fmt, imgsz=IMGSZ, output_path=str(place / "exports" / f"y9t{suffix[fmt]}")))
-            for fmt in FORMATS}
+    return {
+        fmt: Path(wrapper.export(format=fmt, imgsz=IMGSZ, output_path=str(place / "exports" / f"y9t{suffix[fmt]}")))
+        for fmt in FORMATS
+    }
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +78,25 @@ def profiles(place, exports) -> dict[str, Path]:
     cwd, home = place / "cwd", place / "home"
     out = {}
     for fmt, weights in [("pytorch", "LibreYOLO9t.pt"), *exports.items()]:
-        r = cli(cwd, home, "infer", "--weights", str(weights), "--device", "cpu", "--imgsz", str(IMGSZ),
-                "--warmup", "1", "--runs", "3", "--no-report", "--no-overhead", "--project", f"profiles/{fmt}")
+        r = cli(
+            cwd,
+            home,
+            "infer",
+            "--weights",
+            str(weights),
+            "--device",
+            "cpu",
+            "--imgsz",
+            str(IMGSZ),
+            "--warmup",
+            "1",
+            "--runs",
+            "3",
+            "--no-report",
+            "--no-overhead",
+            "--project",
+            f"profiles/{fmt}",
+        )
         assert r.returncode == 0, f"{fmt}: {r.stderr[-2000:]}"
         out[fmt] = cwd / "profiles" / fmt / "infer" / "profile.json"
     return out
@@ -78,8 +106,11 @@ def window_op_ms(trace: Path, prefix: str) -> dict[str, float]:
     """Per op name with `prefix`: the summed duration (ms) of its events inside ProfilerStep ranges,
     straight from the raw trace."""
     events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
-    steps = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in events
-             if str(e.get("name", "")).startswith("ProfilerStep#")]
+    steps = [
+        (float(e["ts"]), float(e["ts"]) + float(e["dur"]))
+        for e in events
+        if str(e.get("name", "")).startswith("ProfilerStep#")
+    ]
     totals: dict[str, float] = {}
     for e in events:
         name = str(e.get("name", ""))
@@ -141,7 +172,9 @@ def test_compare_pytorch_with_onnx_export(place, profiles):
 
 def test_query_sees_every_format(place, profiles):
     cwd, home = place / "cwd", place / "home"
-    r = cli(cwd, home, "query", "SELECT count(*) AS n, count(DISTINCT profile) AS p FROM profiles", "profiles", "--json")
+    r = cli(
+        cwd, home, "query", "SELECT count(*) AS n, count(DISTINCT profile) AS p FROM profiles", "profiles", "--json"
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)[0]["p"] == len(profiles)
 
@@ -154,8 +187,20 @@ def test_missing_runtime_names_the_extra(place, exports, tmp_path, fmt, module, 
     (stub / "__init__.py").write_text("raise ImportError('blocked by the test')\n")
     home = tmp_path / "home"
     home.mkdir()
-    r = cli(tmp_path, home, "infer", "--weights", str(exports[fmt]), "--device", "cpu", "--imgsz", str(IMGSZ),
-            "--project", "out", env=_env(home, f"{tmp_path / 'stub'}{os.pathsep}{REPO}"))
+    r = cli(
+        tmp_path,
+        home,
+        "infer",
+        "--weights",
+        str(exports[fmt]),
+        "--device",
+        "cpu",
+        "--imgsz",
+        str(IMGSZ),
+        "--project",
+        "out",
+        env=_env(home, f"{tmp_path / 'stub'}{os.pathsep}{REPO}"),
+    )
     assert r.returncode == 2, r.stderr
     assert f'pip install "libreyolo-profile[{extra}]"' in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "out" / "infer").exists()

@@ -42,9 +42,17 @@ def _env(home: Path, **extra: str) -> dict:
     return env
 
 
-def cli(cwd: Path, home: Path, *args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], cwd=cwd, env=env or _env(home),
-                          capture_output=True, text=True, timeout=timeout)
+def cli(
+    cwd: Path, home: Path, *args: str, env: dict | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "libreyolo_profile", *args],
+        cwd=cwd,
+        env=env or _env(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +68,25 @@ def infer_profiles(place) -> dict[str, Path]:
     cwd, home = place
     out = {}
     for weights in INFER_FAMILIES:
-        r = cli(cwd, home, "infer", "--weights", weights, "--device", "cpu", "--imgsz", str(IMGSZ), "--warmup", "1",
-                "--runs", "2", "--no-report", "--no-overhead", "--project", f"profiles/infer-{Path(weights).stem}")
+        r = cli(
+            cwd,
+            home,
+            "infer",
+            "--weights",
+            weights,
+            "--device",
+            "cpu",
+            "--imgsz",
+            str(IMGSZ),
+            "--warmup",
+            "1",
+            "--runs",
+            "2",
+            "--no-report",
+            "--no-overhead",
+            "--project",
+            f"profiles/infer-{Path(weights).stem}",
+        )
         assert r.returncode == 0, f"{weights}: {r.stderr[-2000:]}"
         out[weights] = cwd / "profiles" / f"infer-{Path(weights).stem}" / "infer" / "profile.json"
     return out
@@ -72,9 +97,30 @@ def run_profiles(place) -> dict[str, Path]:
     cwd, home = place
     out = {}
     for weights in RUN_FAMILIES:
-        r = cli(cwd, home, "run", str(FIXTURE_YAML), "--weights", weights, "--device", "cpu", "--batch", "2",
-                "--imgsz", str(IMGSZ), "--steps", "2", "--warmup", "1", "--workers", "0", "--no-report", "--no-overhead",
-                "--project", f"profiles/run-{Path(weights).stem}")
+        r = cli(
+            cwd,
+            home,
+            "run",
+            str(FIXTURE_YAML),
+            "--weights",
+            weights,
+            "--device",
+            "cpu",
+            "--batch",
+            "2",
+            "--imgsz",
+            str(IMGSZ),
+            "--steps",
+            "2",
+            "--warmup",
+            "1",
+            "--workers",
+            "0",
+            "--no-report",
+            "--no-overhead",
+            "--project",
+            f"profiles/run-{Path(weights).stem}",
+        )
         assert r.returncode == 0, f"{weights}: {r.stderr[-2000:]}"
         out[weights] = cwd / "profiles" / f"run-{Path(weights).stem}" / "train" / "profile.json"
     return out
@@ -147,9 +193,14 @@ def test_infer_families(place, infer_profiles):
         assert model["input_shape"][-2:] == [IMGSZ, IMGSZ]
         assert isinstance(model["flops"], int) and model["flops"] > 0
         # never a LibreYOLO9 profile under another name: the random-weights mark names this family
-        assert f"{family}-{size}" in doc["marks"]["random_weights"] and "LibreYOLO9" not in doc["marks"]["random_weights"]
+        assert (
+            f"{family}-{size}" in doc["marks"]["random_weights"] and "LibreYOLO9" not in doc["marks"]["random_weights"]
+        )
         assert phases_in_trace(profile.parent / "profile_trace.json") == {
-            "## preprocess ##", "## forward ##", "## postprocess ##"}
+            "## preprocess ##",
+            "## forward ##",
+            "## postprocess ##",
+        }
         every_reader(cwd, home, profile)
         summary = cli(cwd, home, "summary", str(profile))
         assert f"{family}-{size}" in summary.stdout and "GFLOPs/image" in summary.stdout
@@ -168,26 +219,43 @@ def test_run_families(place, run_profiles):
         doc = json.loads(profile.read_text())
         model, settings = doc["model"], doc["settings"]
         trainer_cls = __import__(f"libreyolo.models.{family_id}.trainer", fromlist=["x"])
-        expected_trainer = next(c for c in vars(trainer_cls).values()
-                                if isinstance(c, type) and c.__module__ == trainer_cls.__name__
-                                and getattr(c, "get_model_family", None) and c.get_model_family(None) == family_id)
+        expected_trainer = next(
+            c
+            for c in vars(trainer_cls).values()
+            if isinstance(c, type)
+            and c.__module__ == trainer_cls.__name__
+            and getattr(c, "get_model_family", None)
+            and c.get_model_family(None) == family_id
+        )
         assert (model["family"], model["size"], model["trainer"]) == (family, size, expected_trainer.__name__)
         assert model["nb_classes"] == 3 and model["parameter_count"] == libreyolo_parameters(family_id, size, 3)
         assert settings["aux_weight"] is None  # only LibreYOLO9's train() attaches the PGI branch
         config = expected_trainer._config_class()()
         assert settings["optimizer"]["name"].lower() == str(config.optimizer).lower()
         assert phases_in_trace(profile.parent / "profile_trace.json") == {
-            "## dataload ##", "## to_device ##", "## forward ##", "## backward ##", "## optimizer ##"}
+            "## dataload ##",
+            "## to_device ##",
+            "## forward ##",
+            "## backward ##",
+            "## optimizer ##",
+        }
         every_reader(cwd, home, profile)
 
 
 def test_query_across_families(place, infer_profiles, run_profiles):
     cwd, home = place
-    r = cli(cwd, home, "query", "SELECT kind, model_family, model_size, parameter_count FROM profiles "
-            "ORDER BY kind, model_family", "profiles", "--json")
+    r = cli(
+        cwd,
+        home,
+        "query",
+        "SELECT kind, model_family, model_size, parameter_count FROM profiles ORDER BY kind, model_family",
+        "profiles",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
-    rows = {(row["kind"], row["model_family"], row["model_size"], row["parameter_count"])
-            for row in json.loads(r.stdout)}
+    rows = {
+        (row["kind"], row["model_family"], row["model_size"], row["parameter_count"]) for row in json.loads(r.stdout)
+    }
     for weights, profile in infer_profiles.items():
         family, _, size = INFER_FAMILIES[weights]
         doc = json.loads(profile.read_text())
@@ -197,14 +265,51 @@ def test_query_across_families(place, infer_profiles, run_profiles):
         assert ("train", family, size, json.loads(profile.read_text())["model"]["parameter_count"]) in rows
 
 
-@pytest.mark.parametrize("args, needle", [
-    (("infer", "--weights", "LibreSSD300.pt", "--imgsz", "96"), "cannot be profiled at --imgsz 96"),
-    (("run", str(FIXTURE_YAML), "--weights", "LibreDFINEn.pt", "--batch", "2", "--imgsz", "96", "--steps", "1",
-      "--warmup", "0", "--workers", "0"), "runs its own epoch loop"),
-    (("run", str(FIXTURE_YAML), "--weights", "LibreYOLO3t.pt", "--batch", "2", "--imgsz", "96", "--steps", "1",
-      "--warmup", "0", "--workers", "0"), "has no trainer"),
-    (("infer", "--weights", "NotAModel7x.pt"), "not a LibreYOLO detection weights name"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("infer", "--weights", "LibreSSD300.pt", "--imgsz", "96"), "cannot be profiled at --imgsz 96"),
+        (
+            (
+                "run",
+                str(FIXTURE_YAML),
+                "--weights",
+                "LibreDFINEn.pt",
+                "--batch",
+                "2",
+                "--imgsz",
+                "96",
+                "--steps",
+                "1",
+                "--warmup",
+                "0",
+                "--workers",
+                "0",
+            ),
+            "runs its own epoch loop",
+        ),
+        (
+            (
+                "run",
+                str(FIXTURE_YAML),
+                "--weights",
+                "LibreYOLO3t.pt",
+                "--batch",
+                "2",
+                "--imgsz",
+                "96",
+                "--steps",
+                "1",
+                "--warmup",
+                "0",
+                "--workers",
+                "0",
+            ),
+            "has no trainer",
+        ),
+        (("infer", "--weights", "NotAModel7x.pt"), "not a LibreYOLO detection weights name"),
+    ],
+)
 def test_family_that_cannot_be_profiled_exits_2(tmp_path, args, needle):
     home = tmp_path / "home"
     home.mkdir()

@@ -19,9 +19,34 @@ from tests.synthetic_traces import annotation, op, write_trace
 WIDTHS = (80, 120)
 COUNT_WORDS = {"calls", "kernels", "ops", "launches"}
 # Every header the summary's tables may print, whole; a cut one ("calls/ste") is not among them.
-SUMMARY_HEADERS = {"metric", "value", "unit", "phase", "ms", "% of step", "% of call", "", "GPU ms", "kernels",
-                   "ops", "op", "self ms", "% of op self time", "calls/call", "calls/step", "category", "ms/step",
-                   "% of device time", "% on TC", "kernel", "device", "name", "busy ms", "% of window"}
+SUMMARY_HEADERS = {
+    "metric",
+    "value",
+    "unit",
+    "phase",
+    "ms",
+    "% of step",
+    "% of call",
+    "",
+    "GPU ms",
+    "kernels",
+    "ops",
+    "op",
+    "self ms",
+    "% of op self time",
+    "calls/call",
+    "calls/step",
+    "category",
+    "ms/step",
+    "% of device time",
+    "% of kernel time",
+    "% on TC",
+    "kernel",
+    "device",
+    "name",
+    "busy ms",
+    "% of window",
+}
 A100 = "a100_cutlass_adam_rank0"
 
 
@@ -41,10 +66,12 @@ def cpu_call(step: int, start: int) -> list[dict]:
     dims = [[1, 3, 64, 64], [16, 3, 3, 3]]
     return [
         annotation(f"ProfilerStep#{step}", start, CALL_US),
-        annotation("## preprocess ##", start, 200), annotation("## forward ##", start + 200, 700),
+        annotation("## preprocess ##", start, 200),
+        annotation("## forward ##", start + 200, 700),
         annotation("## postprocess ##", start + 900, 100),
         op("aten::div", start + 50, 100),
-        op("aten::conv2d", start + 210, 500, dims), op("aten::mkldnn_convolution", start + 220, 480),
+        op("aten::conv2d", start + 210, 500, dims),
+        op("aten::mkldnn_convolution", start + 220, 480),
         *[op("aten::add", start + at, 30) for at in (720, 760, 800)],
         op("aten::sigmoid", start + 910, 30),
     ]
@@ -62,6 +89,7 @@ def gpu_trace(trace):
 
 # ------------------------------------------------------------------------------------------------
 # reading a rendered screen back
+
 
 def screen(path, columns: int) -> str:
     result = run_cli("summary", str(path), env={"COLUMNS": str(columns)})
@@ -84,9 +112,9 @@ def tables(text: str) -> dict[str, tuple[list[str], list[list[str]]]]:
             i += 1
         assert lines[i].startswith("━"), lines[i]
         parts = [[cell.strip() for cell in line.split("┃")] for line in lines[first:i]]
-        headers = [" ".join(part for part in column if part) for column in zip(*parts)]
+        headers = [" ".join(part for part in column if part) for column in zip(*parts, strict=False)]
         rows = []
-        for row in lines[i + 1:]:
+        for row in lines[i + 1 :]:
             if "│" not in row:
                 break
             rows.append([cell.strip() for cell in row.split("│")])
@@ -101,9 +129,14 @@ def table_named(text: str, prefix: str) -> tuple[list[str], list[list[str]]]:
 
 
 def metric_cells(text: str) -> dict[str, tuple[str, str]]:
-    headers, rows = table_named(text, "Metrics")
-    assert headers == ["metric", "value", "unit"]
-    return {row[0]: (row[1], row[2]) for row in rows if row[0]}
+    """The metric rows of every "Metrics · …" table (the headline's and the attribution's)."""
+    cells = {}
+    for title, (headers, rows) in tables(text).items():
+        if title.startswith("Metrics"):
+            assert headers == ["metric", "value", "unit"]
+            cells.update({row[0]: (row[1], row[2]) for row in rows if row[0]})
+    assert cells, list(tables(text))
+    return cells
 
 
 def flowing(text: str) -> str:
@@ -145,8 +178,9 @@ def assert_nulls_said_once(text: str, document: dict) -> None:
     null = [name for name, value in document["metrics"].items() if value is None]
     for name in null:
         assert len(re.findall(rf"\b{name}\b", prose)) == 1, name
-    reason_lines = [line for line in re.split(r"\n(?=— |not applicable)", text)
-                    if line.startswith(("— ", "not applicable"))]
+    reason_lines = [
+        line for line in re.split(r"\n(?=— |not applicable)", text) if line.startswith(("— ", "not applicable"))
+    ]
     reasons = [flowing(line.split(": ", 1)[1]) for line in reason_lines]
     assert len(reasons) == len(set(reasons))
     # the sentence of why a GPU figure cannot apply, once however many metrics it explains
@@ -155,6 +189,7 @@ def assert_nulls_said_once(text: str, document: dict) -> None:
 
 # ------------------------------------------------------------------------------------------------
 # CPU
+
 
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_cpu_summary_first_screen(cpu_trace, columns):
@@ -170,7 +205,7 @@ def test_cpu_summary_first_screen(cpu_trace, columns):
     share = headers.index("% of call")
     # stages of the 1000 µs call: 200, 700 and 100 µs
     assert {row[0]: row[share] for row in rows} == {"preprocess": "20.00", "forward": "70.00", "postprocess": "10.00"}
-    headers, rows = table_named(text, "Top ops per call, by self (exclusive) CPU time")
+    headers, rows = table_named(text, "Top ops per call, by self CPU time")
     calls = {row[0]: row[headers.index("calls/call")] for row in rows}
     # aten::add runs 3 times a call, every other op once
     assert calls["aten::add"] == "3" and calls["aten::div"] == "1"
@@ -178,8 +213,7 @@ def test_cpu_summary_first_screen(cpu_trace, columns):
     assert rows[0][0] == "aten::mkldnn_convolution"
     # the GPU rows collapse into one line that names them and says why
     prose = flowing(text)
-    gpu_nulls = [n for n in ("gpu_util_pct", "tensorcore_pct", "peak_vram_mb", "sync_pct")
-                 if n in document["metrics"]]
+    gpu_nulls = [n for n in ("gpu_util_pct", "tensorcore_pct", "peak_vram_mb", "sync_pct") if n in document["metrics"]]
     assert gpu_nulls and all(document["metrics"][n] is None for n in gpu_nulls)
     line = re.search(r"not applicable to a CPU profile \(([^)]*)\): ([^—]*)", prose)
     assert line and "no device kernels were recorded" in line.group(1)
@@ -232,6 +266,7 @@ def test_cpu_phases_count_launches_as_the_headline_does(cpu_trace):
 
 # ------------------------------------------------------------------------------------------------
 # GPU
+
 
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_gpu_summary_first_screen(gpu_trace, columns):

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ON_CI, REPO, cli_json, run_cli
 
 BUILTIN = REPO.parent / "shared" / "libreyolo_builtin_profiles"
@@ -43,8 +42,20 @@ def test_import_builtin_sample_keeps_what_is_real(name, tmp_path):
     kind = "infer" if raw.get("mode") == "inference" else "train"
     assert result["kind"] == kind and result["profile"] == str(tmp_path / kind / "profile.json")
     assert sorted(p.name for p in (tmp_path / kind).iterdir()) == sorted(
-        ["profile.json", "kernels.parquet", "ops.parquet", "phases.parquet", "steps.parquet", "blame.parquet",
-         "modules.parquet"])
+        [
+            "profile.json",
+            "kernels.parquet",
+            "ops.parquet",
+            "phases.parquet",
+            "steps.parquet",
+            "blame.parquet",
+            "modules.parquet",
+            "roofline.parquet",
+            "memory.parquet",
+            "collectives.parquet",
+            "ranks.parquet",
+        ]
+    )
     doc = _ours(tmp_path, kind)
     m = doc["metrics"]
     assert doc["source"]["type"] == "libreyolo-builtin" and doc["device_type"] == "cpu"
@@ -124,7 +135,7 @@ def test_readers_accept_the_builtin_profile_json_directly(tmp_path):
     assert ops[0]["total_ms_per_step"] == pytest.approx(top["ms_per_step"], rel=0.02)
     phases = cli_json("phases", str(train))["phases"]
     raw_train = json.loads(train.read_text())
-    for got, want in zip(phases, raw_train["phases"]):
+    for got, want in zip(phases, raw_train["phases"], strict=False):
         assert got["phase"] == want["phase"] and got["wall_ms"] == pytest.approx(want["wall_ms_per_step"])
     kernels = run_cli("kernels", str(train), "--json")
     assert kernels.returncode == 0 and json.loads(kernels.stdout)["kernels"] == []
@@ -137,7 +148,11 @@ def test_import_a_trace_and_our_own_profile(trace, tmp_path):
     result = cli_json("import", str(path), "--project", str(tmp_path / "p"))
     doc = _ours(tmp_path / "p", "infer")
     direct = profile_from_trace(path)
-    assert result["kind"] == "infer" and doc["source"]["type"] == "trace" and doc["source"]["imported_from"] == str(path.resolve())
+    assert (
+        result["kind"] == "infer"
+        and doc["source"]["type"] == "trace"
+        and doc["source"]["imported_from"] == str(path.resolve())
+    )
     assert doc["tables"] == json.loads(json.dumps(direct["tables"]))
     assert doc["metrics"]["step_ms"] == pytest.approx(direct["metrics"]["step_ms"])
     # one of our profile directories imports as it is, into another project
@@ -171,9 +186,11 @@ def gpu_builtin(tmp_path_factory):
     plain = work / "profile_trace.json"
     plain.write_bytes(gzip.decompress(source.read_bytes()))
     out = work / "profile.json"
-    code = ("import json, sys; from libreyolo.training.profiler import analyze_trace; "
-            "a = analyze_trace(sys.argv[1]); a['config'] = {'device': 'cuda:0'}; "
-            "open(sys.argv[2], 'w').write(json.dumps(a))")
+    code = (
+        "import json, sys; from libreyolo.training.profiler import analyze_trace; "
+        "a = analyze_trace(sys.argv[1]); a['config'] = {'device': 'cuda:0'}; "
+        "open(sys.argv[2], 'w').write(json.dumps(a))"
+    )
     subprocess.run([sys.executable, "-c", code, str(plain), str(out)], check=True, timeout=300)
     plain.unlink()
     return out
@@ -201,8 +218,15 @@ def test_import_a_gpu_builtin_profile(gpu_builtin, tmp_path):
     for name, ms in raw_total.items():
         assert total[name] == pytest.approx(ms, rel=0.02, abs=2e-3)
     # categories from our rule table: the same as our own ingest gives these kernels on this trace
-    ours = json.loads(run_cli("kernels", str(REPO.parent / "shared" / "traces" / "a100_cutlass_adam_rank0.json.gz"),
-                              "--top", "1000", "--json").stdout)["kernels"]
+    ours = json.loads(
+        run_cli(
+            "kernels",
+            str(REPO.parent / "shared" / "traces" / "a100_cutlass_adam_rank0.json.gz"),
+            "--top",
+            "1000",
+            "--json",
+        ).stdout
+    )["kernels"]
     ours_category = {k["name"]: k["category"] for k in ours}
     imported_category = {r[col["name"]]: r[col["category"]] for r in kernels["rows"]}
     shared = set(ours_category) & set(imported_category)  # names it kept whole (it cuts them at 90 characters)

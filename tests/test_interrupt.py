@@ -17,12 +17,14 @@ from pathlib import Path
 import pytest
 
 from tests.bad_inputs.make_bad_inputs import T0, kineto_text
-from tests.conftest import run_cli
+from tests.conftest import default_sigint, run_cli
 
 pytestmark = pytest.mark.slow
 
 # --no-overhead skips the unprofiled timing pass: the kill points stay the same, the test gets faster
 INFER = ["infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "40", "--no-overhead"]
+# two measurements racing for one project need no time to be killed in: a few calls each
+SHORT_INFER = ["infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "4", "--no-overhead"]
 
 
 def inference_trace() -> bytes:
@@ -30,16 +32,29 @@ def inference_trace() -> bytes:
     events = []
     for step in range(12):
         start = T0 + step * 1000
-        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
-                       "ts": start, "dur": 900})
-        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1,
-                       "ts": start + 100, "dur": 600})
+        events.append(
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": f"ProfilerStep#{step}",
+                "pid": 1,
+                "tid": 1,
+                "ts": start,
+                "dur": 900,
+            }
+        )
+        events.append(
+            {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1, "ts": start + 100, "dur": 600}
+        )
     return kineto_text(events, header={"schemaVersion": 1})
 
 
 def digest(directory: Path) -> dict[str, str]:
-    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -57,16 +72,16 @@ def workspace(tmp_path):
     return {"cwd": cwd, "tmp": tmp, "project": project, "env": dict(os.environ, **env)}
 
 
-def _default_sigint() -> None:
-    # a test runner started in the background inherits SIGINT ignored, and Python then never raises
-    # KeyboardInterrupt; a user's Ctrl-C arrives with the default disposition
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def start_infer(ws: dict, project: Path) -> tuple[subprocess.Popen, list[str]]:
-    proc = subprocess.Popen([sys.executable, "-m", "libreyolo_profile", *INFER, "--project", str(project)],
-                            cwd=ws["cwd"], env=ws["env"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint)
+def start_infer(ws: dict, project: Path, command: list[str] = INFER) -> tuple[subprocess.Popen, list[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "libreyolo_profile", *command, "--project", str(project)],
+        cwd=ws["cwd"],
+        env=ws["env"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
     lines: list[str] = []
 
     def drain():
@@ -131,15 +146,15 @@ def test_killed_measurement_keeps_previous_profile(workspace, label, sig, patter
 def test_two_measurements_into_one_project(workspace):
     project = workspace["project"]
     previous = digest(project / "infer")
-    first, first_lines = start_infer(workspace, project)
-    second, second_lines = start_infer(workspace, project)
+    first, first_lines = start_infer(workspace, project, SHORT_INFER)
+    second, second_lines = start_infer(workspace, project, SHORT_INFER)
     assert first.wait(timeout=600) == 0, "".join(first_lines)
     assert second.wait(timeout=600) == 0, "".join(second_lines)
     assert digest(project / "infer") == previous  # the imported profile is kept as it was
     for name in ("infer2", "infer3"):  # each measurement whole in its own directory
         doc = json.loads((project / name / "profile.json").read_text())
-        assert doc["kind"] == "infer" and doc["settings"]["runs"] == 40
+        assert doc["kind"] == "infer" and doc["settings"]["runs"] == 4
         summary = run_cli("summary", str(project / name), "--json", env=workspace["env"])
         assert summary.returncode == 0, summary.stderr
-        assert json.loads(summary.stdout)["window"]["steps"] == 40
+        assert json.loads(summary.stdout)["window"]["steps"] == 4
     assert_no_leftovers(workspace, ("infer", "infer2", "infer3"))

@@ -39,19 +39,44 @@ def installed(tmp_path_factory):
     if r.returncode != 0:
         pytest.skip(f"cannot create a venv here: {r.stderr.strip()[-300:]}")
     py = venv / "bin" / "python"
-    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     ours = sysconfig.get_paths()["purelib"]
     Path(site, "_outer_site.pth").write_text(ours + "\n")  # torch, libreyolo, pip, setuptools
     build = tmp_path_factory.mktemp("build")
     # Build from a copy: setuptools writes build/ and *.egg-info into the source tree.
     src = build / "src"
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "runs", "build", "*.egg-info", "tests", "benchmarks", "fixtures", "__pycache__", ".*cache"))
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "runs", "build", "*.egg-info", "tests", "benchmarks", "fixtures", "__pycache__", ".*cache"
+        ),
+    )
     env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", TMPDIR=str(build))
-    r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-                        "--prefix", str(venv), str(src)], capture_output=True, text=True, env=env, timeout=300,
-                       cwd=build)
+    r = subprocess.run(
+        [
+            str(py),
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--prefix",
+            str(venv),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=build,
+    )
     if r.returncode != 0:
         pytest.skip(f"pip could not build the project offline: {r.stderr.strip()[-400:]}")
     assert (venv / "bin" / "libreyolo").is_file() and (venv / "bin" / "libreyolo-profile").is_file()
@@ -61,8 +86,9 @@ def installed(tmp_path_factory):
 def _run(venv: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     env["PATH"] = f"{venv / 'bin'}:{env.get('PATH', '')}"
-    return subprocess.run([str(venv / "bin" / args[0]), *args[1:]], capture_output=True, text=True, env=env,
-                          timeout=timeout, cwd=venv)
+    return subprocess.run(
+        [str(venv / "bin" / args[0]), *args[1:]], capture_output=True, text=True, env=env, timeout=timeout, cwd=venv
+    )
 
 
 def test_installed_profile_runs_ours(installed):

@@ -2,9 +2,12 @@
 
 Every module's imports are read with `ast`, at module level and inside functions alike (a lazy
 import is still a dependency), and checked against the layers, lowest first:
-  errors, sqlfiles, metric_catalog, output/
+  errors, sqlfiles, sqlmodules, metric_catalog, output/
   → store/ (schema < decode < ingest < document < disk < crossrun)
-  → readers/, measure/, importer → cli → launcher
+  → readers/, measure/, importer → api/ (the Python API) → cli → launcher
+The package root re-exports the Python API on first use (PEP 562 __getattr__, issue 31): that edge,
+root → api, sits above every layer and is left out of the circle check (every module may read the
+root's __version__); test_the_root_imports_only_the_api_and_only_lazily keeps it to that.
 The checker is tested on a tiny fake package with planted violations, so a pass means something.
 """
 
@@ -19,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "libreyolo_profile"
 
 # the store's rooms, lowest first; a module directly under store/ (schema.py, workdir.py) is its ground floor
 STORE_ROOMS = ("decode", "ingest", "document", "disk", "crossrun")
-GROUND = ("errors", "sqlfiles", "metric_catalog", "output")  # import nothing above themselves
+GROUND = ("errors", "sqlfiles", "sqlmodules", "metric_catalog", "output")  # import nothing above themselves
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -125,11 +128,18 @@ def layer_violations(graph: dict[str, set[str]], package: str) -> list[str]:
             top = target.split(".")[0]
             if here[0] == "readers" and top in ("torch", "libreyolo"):
                 problems.append(f"{module} imports {target}: readers never import torch or libreyolo")
+            if here[0] == "api" and top in ("torch", "libreyolo"):
+                problems.append(f"{module} imports {target}: the Python API never imports torch or libreyolo")
             if top != package or target == package:
                 continue
             there = _area(target)
-            if here[0] == "readers" and there[0] == "measure":
-                problems.append(f"{module} imports {target}: readers never import measure/")
+            if here[0] in ("readers", "api") and there[0] == "measure":
+                problems.append(
+                    f"{module} imports {target}: "
+                    f"{'readers' if here[0] == 'readers' else 'the Python API'} never import measure/"
+                )
+            if here[0] not in ("api", "cli", "launcher", "") and there[0] == "api":
+                problems.append(f"{module} imports {target}: the Python API sits above {here[0]}/")
             if here[0] in ("store", "measure") and there[0] in ("readers", "cli", "importer", "launcher"):
                 problems.append(f"{module} imports {target}: {here[0]}/ imports nothing from {there[0]}")
             if here[0] in GROUND and there[0] not in GROUND + ("sql",):
@@ -150,8 +160,21 @@ def graph():
     return import_graph(PACKAGE)
 
 
+def without_root_facade(graph: dict[str, set[str]], package: str = "libreyolo_profile") -> dict[str, set[str]]:
+    """The graph less the root's lazy re-export of the Python API (the one edge above every layer)."""
+    return {m: (t - {f"{package}.api"} if m == package else t) for m, t in graph.items()}
+
+
 def test_no_import_circles(graph):
-    assert cycles(graph) == []
+    assert cycles(without_root_facade(graph)) == []
+
+
+def test_the_root_imports_only_the_api_and_only_lazily(graph):
+    ours = {t for t in graph["libreyolo_profile"] if t.startswith("libreyolo_profile")}
+    assert ours == {"libreyolo_profile.api"}
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    at_module_level = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert {n.module for n in at_module_level if isinstance(n, ast.ImportFrom)} <= {"__future__", "typing"}
 
 
 def test_imports_point_down_the_layers(graph):
@@ -180,47 +203,62 @@ def _fake_package(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_checker_finds_a_circle_through_a_lazy_import(tmp_path):
-    root = _fake_package(tmp_path, {
-        "a.py": "import fakepkg.b\n",
-        "b.py": "def f():\n    from fakepkg import c\n",
-        "c.py": "from . import a\n",
-        "d.py": "import fakepkg.a\n",
-    })
+    root = _fake_package(
+        tmp_path,
+        {
+            "a.py": "import fakepkg.b\n",
+            "b.py": "def f():\n    from fakepkg import c\n",
+            "c.py": "from . import a\n",
+            "d.py": "import fakepkg.a\n",
+        },
+    )
     assert cycles(import_graph(root)) == [["fakepkg.a", "fakepkg.b", "fakepkg.c"]]
 
 
 def test_checker_finds_each_kind_of_upward_import(tmp_path):
-    root = _fake_package(tmp_path, {
-        "errors.py": "",
-        "output/terminal.py": "from fakepkg.store.schema import X\n",  # ground floor → store
-        "store/schema.py": "X = 1\n",
-        "store/decode/parse.py": "def f():\n    from fakepkg.store.disk import loader\n",  # decode → disk
-        "store/disk/loader.py": "from fakepkg.store.decode import parse\nfrom fakepkg.readers import get\n",
-        "readers/get.py": "import torch\nfrom fakepkg.measure import infer\nfrom fakepkg.store.disk.loader import L\n",
-        "measure/infer.py": "from ..readers.get import g\n",  # measure → readers, relative
-        "cli.py": "from fakepkg.readers import get\n",  # allowed: cli is above readers
-    })
+    root = _fake_package(
+        tmp_path,
+        {
+            "errors.py": "",
+            "output/terminal.py": "from fakepkg.store.schema import X\n",  # ground floor → store
+            "store/schema.py": "X = 1\n",
+            "store/decode/parse.py": "def f():\n    from fakepkg.store.disk import loader\n",  # decode → disk
+            "store/disk/loader.py": "from fakepkg.store.decode import parse\nfrom fakepkg.readers import get\n",
+            "readers/get.py": (
+                "import torch\nfrom fakepkg.measure import infer\nfrom fakepkg.store.disk.loader import L\n"
+            ),
+            "measure/infer.py": "from ..readers.get import g\n",  # measure → readers, relative
+            "cli.py": "from fakepkg.readers import get\n",  # allowed: cli is above readers
+            "api/profile.py": "import torch\nfrom fakepkg.readers import get\n",  # readers allowed, torch not
+            "readers/kernels.py": "def f():\n    from fakepkg.api import profile\n",  # readers → api
+        },
+    )
     problems = layer_violations(import_graph(root), "fakepkg")
     assert problems == [
+        "fakepkg.api.profile imports torch: the Python API never imports torch or libreyolo",
         "fakepkg.measure.infer imports fakepkg.readers.get: measure/ imports nothing from readers",
         "fakepkg.output.terminal imports fakepkg.store.schema: the ground floor imports nothing above it",
         "fakepkg.readers.get imports fakepkg.measure.infer: readers never import measure/",
         "fakepkg.readers.get imports torch: readers never import torch or libreyolo",
+        "fakepkg.readers.kernels imports fakepkg.api.profile: the Python API sits above readers/",
         "fakepkg.store.decode.parse imports fakepkg.store.disk.loader: store room decode sits below disk",
         "fakepkg.store.disk.loader imports fakepkg.readers.get: store/ imports nothing from readers",
     ]
 
 
 def test_checker_passes_a_clean_tree(tmp_path):
-    root = _fake_package(tmp_path, {
-        "errors.py": "",
-        "output/terminal.py": "from fakepkg import errors\n",
-        "store/schema.py": "from fakepkg.errors import E\n",
-        "store/disk/loader.py": "from fakepkg.store.schema import X\nfrom fakepkg.store.decode import parse\n",
-        "store/decode/parse.py": "from fakepkg.store import schema\n",
-        "readers/get.py": "from fakepkg.store.disk.loader import L\nimport json\n",
-        "cli.py": "def f():\n    from fakepkg.readers import get\n",
-    })
+    root = _fake_package(
+        tmp_path,
+        {
+            "errors.py": "",
+            "output/terminal.py": "from fakepkg import errors\n",
+            "store/schema.py": "from fakepkg.errors import E\n",
+            "store/disk/loader.py": "from fakepkg.store.schema import X\nfrom fakepkg.store.decode import parse\n",
+            "store/decode/parse.py": "from fakepkg.store import schema\n",
+            "readers/get.py": "from fakepkg.store.disk.loader import L\nimport json\n",
+            "cli.py": "def f():\n    from fakepkg.readers import get\n",
+        },
+    )
     graph = import_graph(root)
     assert layer_violations(graph, "fakepkg") == [] and cycles(graph) == []
 

@@ -40,8 +40,14 @@ def sandbox(tmp_path):
 
 def cli(sandbox, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     cwd, _, env = sandbox
-    return subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "libreyolo_profile", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def assert_only(sandbox, *names: str) -> None:
@@ -49,8 +55,9 @@ def assert_only(sandbox, *names: str) -> None:
     assert sorted(os.listdir(cwd)) == sorted(names), "files written in the cwd outside --project"
     assert sorted(p for p in os.listdir(home) if p != ".cache") == [], "files written in HOME"
     for name in names:  # no temp dir left behind, no lock files anywhere under --project
-        leftovers = [p for p in (cwd / name).rglob("*") if p.name.startswith(".libreyolo-profile-")
-                     or p.name.endswith(".lock")]
+        leftovers = [
+            p for p in (cwd / name).rglob("*") if p.name.startswith(".libreyolo-profile-") or p.name.endswith(".lock")
+        ]
         assert leftovers == []
 
 
@@ -100,9 +107,8 @@ def readers_accept(sandbox, profile: Path) -> None:
 
 def libreyolo9t_parameter_count() -> int:
     """LibreYOLO9-t's parameters, counted from LibreYOLO's own model (80 COCO classes), not from ours."""
-    import torch
-
     import libreyolo
+    import torch
 
     torch.manual_seed(0)
     wrapper = libreyolo.LibreYOLO9(None, size="t", device="cpu")
@@ -111,8 +117,7 @@ def libreyolo9t_parameter_count() -> int:
 
 def test_infer_sample_image_cpu(sandbox):
     cwd, _, _ = sandbox
-    r = cli(sandbox, "infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "3",
-            "--project", "out")
+    r = cli(sandbox, "infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "3", "--project", "out")
     assert r.returncode == 0, r.stderr
     out = cwd / "out" / "infer"
     doc = json.loads((out / "profile.json").read_text())
@@ -140,8 +145,28 @@ def test_infer_sample_image_cpu(sandbox):
 def test_infer_directory_batch_repeat_no_trace(sandbox):
     cwd, _, _ = sandbox
     src = REPO / "fixtures" / "synth3" / "images" / "val"
-    r = cli(sandbox, "infer", str(src), "--device", "cpu", "--imgsz", "128", "--batch", "3", "--warmup", "1",
-            "--runs", "2", "--repeat", "2", "--no-trace", "--no-overhead", "--json", "--project", "out")
+    r = cli(
+        sandbox,
+        "infer",
+        str(src),
+        "--device",
+        "cpu",
+        "--imgsz",
+        "128",
+        "--batch",
+        "3",
+        "--warmup",
+        "1",
+        "--runs",
+        "2",
+        "--repeat",
+        "2",
+        "--no-trace",
+        "--no-overhead",
+        "--json",
+        "--project",
+        "out",
+    )
     assert r.returncode == 0, r.stderr
     out = cwd / "out" / "infer"
     assert (out / "profile.json").is_file() and (out / "profile_repeat.json").is_file()
@@ -155,8 +180,25 @@ def test_infer_directory_batch_repeat_no_trace(sandbox):
 
 def test_run_fixture_cpu(sandbox):
     cwd, _, _ = sandbox
-    r = cli(sandbox, "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "2", "--imgsz", "128", "--steps", "3",
-            "--warmup", "1", "--workers", "0", "--project", "out")
+    r = cli(
+        sandbox,
+        "run",
+        str(FIXTURE_YAML),
+        "--device",
+        "cpu",
+        "--batch",
+        "2",
+        "--imgsz",
+        "128",
+        "--steps",
+        "3",
+        "--warmup",
+        "1",
+        "--workers",
+        "0",
+        "--project",
+        "out",
+    )
     assert r.returncode == 0, r.stderr
     out = cwd / "out" / "train"
     doc = json.loads((out / "profile.json").read_text())
@@ -187,8 +229,28 @@ def test_run_fixture_cpu(sandbox):
 def test_run_no_loss_item_departs_and_says_so(sandbox):
     """--no-loss-item drops the trainer's logging reads from every step and is recorded, not silent."""
     cwd, _, _ = sandbox
-    r = cli(sandbox, "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "2", "--imgsz", "64", "--steps", "2",
-            "--warmup", "1", "--workers", "0", "--no-overhead", "--no-report", "--no-loss-item", "--project", "out")
+    r = cli(
+        sandbox,
+        "run",
+        str(FIXTURE_YAML),
+        "--device",
+        "cpu",
+        "--batch",
+        "2",
+        "--imgsz",
+        "64",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--workers",
+        "0",
+        "--no-overhead",
+        "--no-report",
+        "--no-loss-item",
+        "--project",
+        "out",
+    )
     assert r.returncode == 0, r.stderr
     out = cwd / "out" / "train"
     doc = json.loads((out / "profile.json").read_text())
@@ -203,8 +265,23 @@ def test_run_no_loss_item_departs_and_says_so(sandbox):
 
 
 def test_run_too_small_is_exit_3(sandbox):
-    r = cli(sandbox, "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "16", "--steps", "3", "--warmup", "1",
-            "--workers", "0", "--project", "out")
+    r = cli(
+        sandbox,
+        "run",
+        str(FIXTURE_YAML),
+        "--device",
+        "cpu",
+        "--batch",
+        "16",
+        "--steps",
+        "3",
+        "--warmup",
+        "1",
+        "--workers",
+        "0",
+        "--project",
+        "out",
+    )
     assert r.returncode == 3, r.stderr
     msg = r.stderr
     assert "32 training images" in msg and "= 64 images" in msg
@@ -214,15 +291,18 @@ def test_run_too_small_is_exit_3(sandbox):
     assert not (cwd / "out" / "train").exists()
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["infer", "--device", "0"], "--device cpu"),
-    (["infer", "weights=x.pt", "--device", "cpu"], "--weights x.pt"),
-    (["infer", "no/such/image.jpg", "--device", "cpu"], "no such file"),
-    (["infer", "--device", "cpu", "--half"], "--half"),
-    (["infer", "--device", "cpu", "--amp-dtype", "float32"], "float16 or bfloat16"),
-    (["run", "coco128", "--device", "cpu"], "local dataset YAML"),
-    (["run", "no_such_dataset_xyz", "--device", "cpu"], "dataset YAML"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["infer", "--device", "0"], "--device cpu"),
+        (["infer", "weights=x.pt", "--device", "cpu"], "--weights x.pt"),
+        (["infer", "no/such/image.jpg", "--device", "cpu"], "no such file"),
+        (["infer", "--device", "cpu", "--half"], "--half"),
+        (["infer", "--device", "cpu", "--amp-dtype", "float32"], "float16 or bfloat16"),
+        (["run", "coco128", "--device", "cpu"], "local dataset YAML"),
+        (["run", "no_such_dataset_xyz", "--device", "cpu"], "dataset YAML"),
+    ],
+)
 def test_usage_errors_exit_2(sandbox, args, needle):
     r = cli(sandbox, *args, "--project", "out", timeout=120)
     assert r.returncode == 2, (r.returncode, r.stderr)
@@ -239,12 +319,34 @@ def test_sigterm_leaves_no_partial_files(sandbox):
     old = cwd / "out" / "infer"
     old.mkdir(parents=True)
     (old / "profile.json").write_text('{"older": true}')
-    proc = subprocess.Popen([sys.executable, "-m", "libreyolo_profile", "infer", "--device", "cpu", "--imgsz", "128",
-                             "--warmup", "1", "--runs", "2000", "--project", "out"], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "libreyolo_profile",
+            "infer",
+            "--device",
+            "cpu",
+            "--imgsz",
+            "128",
+            "--warmup",
+            "1",
+            "--runs",
+            "2000",
+            "--project",
+            "out",
+        ],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 120
-        while time.time() < deadline and not any(p.name.startswith(".libreyolo-profile-") for p in (cwd / "out").iterdir()):
+        while time.time() < deadline and not any(
+            p.name.startswith(".libreyolo-profile-") for p in (cwd / "out").iterdir()
+        ):
             time.sleep(0.2)
         time.sleep(3)  # inside model build or the measured calls
         proc.send_signal(signal.SIGTERM)
@@ -261,15 +363,19 @@ def test_sigterm_leaves_no_partial_files(sandbox):
 
 def test_auto_batch_cpu_rule():
     """--batch -1 on the CPU: a documented rule, capped by what the dataset can supply; never a crash."""
+    import libreyolo
     import torch
 
-    import libreyolo
     from libreyolo_profile.measure.autobatch import auto_batch
 
     torch.manual_seed(0)
     w = libreyolo.LibreYOLO9(None, size="t", device="cpu")
     w._rebuild_for_new_classes(3)
     w.model.enable_aux(weight=0.25)
-    batch, why = auto_batch(w.model, 64, torch.device("cpu"), None, supply_cap=3)
+    batch, why, probed = auto_batch(w.model, 64, torch.device("cpu"), None, supply_cap=3)
     assert 1 <= batch <= 3
     assert why.startswith("CPU rule") and "capped at 3" in why
+    # the memory it measured per probed batch size is reported, with what it measured
+    assert [p["batch"] for p in probed] == [2, 4]
+    assert all(p["measure"].startswith("growth of the process's resident memory") for p in probed)
+    assert all(isinstance(p["memory_mb"], float) for p in probed)

@@ -10,10 +10,9 @@ import signal
 import pytest
 
 from libreyolo_profile.errors import ProfileError, UsageError
-from libreyolo_profile.measure import adapter, common, profiler
+from libreyolo_profile.measure import adapter, common, profiler, trials
 from libreyolo_profile.measure.dataset import too_small_message
 from libreyolo_profile.measure.options import InferOptions, RunOptions
-from libreyolo_profile.measure import trials
 from libreyolo_profile.measure.trials import TrialRunner
 
 
@@ -29,12 +28,15 @@ def test_too_small_when_warmup_alone_overflows():
     assert "--warmup 1 --steps 1" in msg and "--batch 1 " in msg
 
 
-@pytest.mark.parametrize("weights, size, expect", [
-    ("LibreYOLO9t.pt", "t", ("LibreYOLO9t.pt", "t")),
-    ("LibreYOLO9t.pt", "s", ("LibreYOLO9s.pt", "s")),  # default name follows --size
-    ("LibreYOLO9m.pt", "t", ("LibreYOLO9m.pt", "m")),  # a sized name sets the size
-    ("custom.pt", "c", ("custom.pt", "c")),
-])
+@pytest.mark.parametrize(
+    "weights, size, expect",
+    [
+        ("LibreYOLO9t.pt", "t", ("LibreYOLO9t.pt", "t")),
+        ("LibreYOLO9t.pt", "s", ("LibreYOLO9s.pt", "s")),  # default name follows --size
+        ("LibreYOLO9m.pt", "t", ("LibreYOLO9m.pt", "m")),  # a sized name sets the size
+        ("custom.pt", "c", ("custom.pt", "c")),
+    ],
+)
 def test_resolve_size(weights, size, expect):
     assert adapter.resolve_size(weights, size) == expect
 
@@ -120,17 +122,20 @@ def test_options_match_the_cli(command_name, options):
             assert cli[name] == default, name
 
 
-@pytest.mark.parametrize("options, kwargs, message", [
-    (InferOptions, {"runs": 0}, "--runs 0: must be ≥ 1"),
-    (InferOptions, {"warmup": -1}, "--warmup -1: must be ≥ 0"),
-    (InferOptions, {"max_det": 0}, "--max-det 0: must be ≥ 1"),
-    (InferOptions, {"amp_dtype": "float32"}, "expected float16 or bfloat16"),
-    (InferOptions, {"conf": 1.5}, "--conf 1.5: must be within [0, 1]"),
-    (InferOptions, {"iou": -0.1}, "--iou -0.1: must be within [0, 1]"),
-    (RunOptions, {"data": "d.yaml", "batch": 0}, "--batch 0: must be ≥ 1"),
-    (RunOptions, {"data": "d.yaml", "steps": 0}, "--steps 0: must be ≥ 1"),
-    (RunOptions, {"data": "d.yaml", "workers": -2}, "--workers -2: must be ≥ 0"),
-])
+@pytest.mark.parametrize(
+    "options, kwargs, message",
+    [
+        (InferOptions, {"runs": 0}, "--runs 0: must be ≥ 1"),
+        (InferOptions, {"warmup": -1}, "--warmup -1: must be ≥ 0"),
+        (InferOptions, {"max_det": 0}, "--max-det 0: must be ≥ 1"),
+        (InferOptions, {"amp_dtype": "float32"}, "expected float16 or bfloat16"),
+        (InferOptions, {"conf": 1.5}, "--conf 1.5: must be within [0, 1]"),
+        (InferOptions, {"iou": -0.1}, "--iou -0.1: must be within [0, 1]"),
+        (RunOptions, {"data": "d.yaml", "batch": 0}, "--batch 0: must be ≥ 1"),
+        (RunOptions, {"data": "d.yaml", "steps": 0}, "--steps 0: must be ≥ 1"),
+        (RunOptions, {"data": "d.yaml", "workers": -2}, "--workers -2: must be ≥ 0"),
+    ],
+)
 def test_options_are_checked_when_built(options, kwargs, message):
     with pytest.raises(UsageError) as info:
         options(**kwargs)
@@ -221,8 +226,11 @@ def test_profiled_window_puts_each_call_in_its_own_profiler_step(tmp_path):
     trace = profiler.export_trace(prof, tmp_path / "trace.json")
     assert seen == [(0, True), (1, True), (2, True)]
     assert len(window.call_ms) == 3 and window.wall_ms >= sum(window.call_ms)
-    ranges = {e["name"]: (e["ts"], e["ts"] + e["dur"]) for e in json.loads(trace.read_text())["traceEvents"]
-              if e.get("ph") == "X" and e["name"].startswith(("ProfilerStep#", "## work"))}
+    ranges = {
+        e["name"]: (e["ts"], e["ts"] + e["dur"])
+        for e in json.loads(trace.read_text())["traceEvents"]
+        if e.get("ph") == "X" and e["name"].startswith(("ProfilerStep#", "## work"))
+    }
     for n in range(3):  # call n's own range lies inside ProfilerStep#(n+1)
         step_start, step_end = ranges[f"ProfilerStep#{n + 1}"]
         work_start, work_end = ranges[f"## work{n} ##"]

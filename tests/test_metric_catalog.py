@@ -22,18 +22,35 @@ MIB = 1024 * 1024
 def memory(start_us, allocated_bytes: int, device_type: int) -> dict:
     """A Kineto `[memory]` instant: the allocator's running total after one allocation
     (Device Type 0 = host, 1 = CUDA)."""
-    return {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
-            "ts": T0_US + start_us,
-            "args": {"Total Allocated": allocated_bytes, "Total Reserved": allocated_bytes,
-                     "Device Type": device_type, "Device Id": 0 if device_type else -1, "Bytes": 1}}
+    return {
+        "ph": "i",
+        "s": "t",
+        "cat": "cpu_instant_event",
+        "name": "[memory]",
+        "pid": 1,
+        "tid": 1,
+        "ts": T0_US + start_us,
+        "args": {
+            "Total Allocated": allocated_bytes,
+            "Total Reserved": allocated_bytes,
+            "Device Type": device_type,
+            "Device Id": 0 if device_type else -1,
+            "Bytes": 1,
+        },
+    }
 
 
 def gpu_events() -> list[dict]:
     """One 1000 µs step, all forward: a launch at 100..110 queues a GEMM at 200..700; the device
     allocator reaches 3 MiB at 300, then 5 MiB at 400 (its peak)."""
-    return [annotation("ProfilerStep#1", 0, 1000), op("aten::mm", 90, 30),
-            runtime("cudaLaunchKernel", 100, 10, 1), kernel(GEMM_TENSORCORE, 200, 500, 1),
-            memory(300, 3 * MIB, 1), memory(400, 5 * MIB, 1)]
+    return [
+        annotation("ProfilerStep#1", 0, 1000),
+        op("aten::mm", 90, 30),
+        runtime("cudaLaunchKernel", 100, 10, 1),
+        kernel(GEMM_TENSORCORE, 200, 500, 1),
+        memory(300, 3 * MIB, 1),
+        memory(400, 5 * MIB, 1),
+    ]
 
 
 def cpu_events(with_ops: bool) -> list[dict]:
@@ -52,8 +69,9 @@ def cpu_events(with_ops: bool) -> list[dict]:
 def test_sql_columns_are_the_catalogue_minus_what_the_trace_cannot_know(tmp_path):
     trace = write_trace(tmp_path / "gpu.json", gpu_events(), [A100])
     columns = set(analyse_trace(trace)["metrics"])
-    assert INTERNAL_COLUMNS <= columns, f"INTERNAL_COLUMNS lists columns sql/metrics.sql no longer has: " \
-                                        f"{sorted(INTERNAL_COLUMNS - columns)}"
+    assert INTERNAL_COLUMNS <= columns, (
+        f"INTERNAL_COLUMNS lists columns sql/metrics.sql no longer has: {sorted(INTERNAL_COLUMNS - columns)}"
+    )
     assert FROM_OUTSIDE_THE_TRACE <= set(METRICS) and not FROM_OUTSIDE_THE_TRACE & columns
     missing_in_sql = set(METRICS) - FROM_OUTSIDE_THE_TRACE - columns
     missing_in_catalogue = columns - INTERNAL_COLUMNS - set(METRICS)

@@ -46,8 +46,12 @@ def assert_matches_reference(trace: Path, rows: list[dict]) -> dict:
         row = got[key]
         assert row["module_type"] == ref["type"] and row["depth"] == ref["depth"], key
         assert row["calls_per_step"] == pytest.approx(ref["calls"] / steps, abs=1e-12), key
-        for column, ref_column in (("total_ms_per_step", "total_ns"), ("self_ms_per_step", "self_ns"),
-                                   ("device_ms_per_step", "device_ns"), ("device_self_ms_per_step", "device_self_ns")):
+        for column, ref_column in (
+            ("total_ms_per_step", "total_ns"),
+            ("self_ms_per_step", "self_ns"),
+            ("device_ms_per_step", "device_ns"),
+            ("device_self_ms_per_step", "device_self_ns"),
+        ):
             if ref[ref_column] is None:
                 assert row[column] is None, (key, column)
             else:
@@ -66,8 +70,14 @@ def phase_wall_ms(profile_dir: Path, phase: str) -> float:
     import duckdb
 
     steps = json.loads((profile_dir / "profile.json").read_text())["metrics"]["steps"]
-    total = duckdb.connect().execute("SELECT sum(wall_ms) FROM read_parquet($file) WHERE phase = $phase",
-                                     {"file": str(profile_dir / "phases.parquet"), "phase": phase}).fetchone()[0]
+    total = (
+        duckdb.connect()
+        .execute(
+            "SELECT sum(wall_ms) FROM read_parquet($file) WHERE phase = $phase",
+            {"file": str(profile_dir / "phases.parquet"), "phase": phase},
+        )
+        .fetchone()[0]
+    )
     return total / steps
 
 
@@ -99,7 +109,12 @@ def test_ranges_only_in_annotated_calls_and_hooks_removed(tmp_path):
     from libreyolo_profile.measure.modules import ModuleRanges, module_targets
 
     model = _tiny_model()
-    assert [p for p, _, _ in module_targets(model, 1)] == ["Branches", "Branches.stem", "Branches.left", "Branches.right"]
+    assert [p for p, _, _ in module_targets(model, 1)] == [
+        "Branches",
+        "Branches.stem",
+        "Branches.left",
+        "Branches.right",
+    ]
     ranges = ModuleRanges(model, 2)
     x = torch.rand(1, 3, 8, 8)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -117,7 +132,8 @@ def test_ranges_only_in_annotated_calls_and_hooks_removed(tmp_path):
     # one annotated call: each of the 8 modules (depth ≤ 2) once forward and once backward
     for direction in ("forward", "backward"):
         assert sorted(n for n in names if n.startswith(f"module {direction}: ")) == sorted(
-            f"module {direction}: {p} ({t})" for p, _, t in module_targets(model, 2))
+            f"module {direction}: {p} ({t})" for p, _, t in module_targets(model, 2)
+        )
     rows = modules_json(trace)["modules"]
     assert_matches_reference(trace, rows)
     assert_self_times_tile_the_model(rows, "forward")
@@ -184,14 +200,21 @@ def test_hand_derived_gpu_trace(tmp_path):
     from tests.synthetic_traces import A100, ELEMENTWISE, GEMM_TENSORCORE, annotation, kernel, op, runtime, write_trace
 
     fast = op  # measure/modules.py's ranges go through the profiler's fast path: cat cpu_op
-    events = [annotation("ProfilerStep#1", 0, 100),
-              fast("module forward: M (Model)", 10, 80), fast("module forward: M.a (A)", 20, 20),
-              fast("module forward: M.b (B)", 50, 30), op("aten::conv2d", 21, 15),
-              fast("module backward: M (Model)", 91, 8), fast("module backward: M.b (B)", 92, 5),
-              fast("module backward: M.a (A)", 94, 4)]
+    events = [
+        annotation("ProfilerStep#1", 0, 100),
+        fast("module forward: M (Model)", 10, 80),
+        fast("module forward: M.a (A)", 20, 20),
+        fast("module forward: M.b (B)", 50, 30),
+        op("aten::conv2d", 21, 15),
+        fast("module backward: M (Model)", 91, 8),
+        fast("module backward: M.b (B)", 92, 5),
+        fast("module backward: M.a (A)", 94, 4),
+    ]
     for corr, (launch, start, dur) in enumerate([(5, 6, 2), (25, 26, 10), (45, 46, 6), (60, 61, 4), (95, 96, 3)], 1):
-        events += [runtime("cudaLaunchKernel", launch, 1, corr),
-                   kernel(GEMM_TENSORCORE if corr == 2 else ELEMENTWISE, start, dur, corr)]
+        events += [
+            runtime("cudaLaunchKernel", launch, 1, corr),
+            kernel(GEMM_TENSORCORE if corr == 2 else ELEMENTWISE, start, dur, corr),
+        ]
     trace = write_trace(tmp_path / "hand.json", events, devices=[A100])
     rows = {(r["phase"], r["path"]): r for r in modules_json(trace)["modules"]}
     expected = {  # (total, self, device, device self, share of M's time %) per step, ms
@@ -205,8 +228,13 @@ def test_hand_derived_gpu_trace(tmp_path):
     assert set(rows) == set(expected)
     for key, (total, own, device, device_own, share) in expected.items():
         r = rows[key]
-        got = (r["total_ms_per_step"], r["self_ms_per_step"], r["device_ms_per_step"], r["device_self_ms_per_step"],
-               r["share_pct"])
+        got = (
+            r["total_ms_per_step"],
+            r["self_ms_per_step"],
+            r["device_ms_per_step"],
+            r["device_self_ms_per_step"],
+            r["share_pct"],
+        )
         assert got == pytest.approx((total, own, device, device_own, share), abs=1e-9), key
     assert rows[("forward", "M.a")]["module_type"] == "A" and rows[("forward", "M.a")]["depth"] == 1
     assert_matches_reference(trace, list(rows.values()))
@@ -216,6 +244,45 @@ def test_hand_derived_gpu_trace(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # foreign traces
+
+
+def test_zero_length_module_events_nest_where_they_happen(tmp_path):
+    """A foreign trace's nn.Module events nest by how they lie on their thread; a zero-length one (a
+    module whose forward takes less than the clock's resolution: Identity, Flatten) sits inside what
+    is open at its instant, as a leaf, like a zero-length op (sql/intervals.sql interval_tree). Times
+    in µs from the start of the trace.
+
+    step 0–100. Net_0 10–90 ⊃ Identity_0 at 20 (0 µs), Conv2d_0 30–60, ReLU_0 60–70 ⊃ Flatten_0 at 60
+    (0 µs: it starts where Conv2d_0 ends and ReLU_0 starts, so it is inside ReLU_0, the interval open at 60).
+    Self: Net_0 80 − Conv2d_0 30 − ReLU_0 10 = 40; the zero-length ones own no time.
+    Before the shared macro, sql/modules.sql ordered a zero-length event's end before its start, so
+    Identity_0 came out at depth 0 as a second root and Conv2d_0 under it (`Identity_0.Conv2d_0`)."""
+    from tests.synthetic_traces import annotation, python_function, write_trace
+
+    events = [
+        annotation("ProfilerStep#1", 0, 100),
+        python_function("nn.Module: Net_0", 10, 80),
+        python_function("nn.Module: Identity_0", 20, 0),
+        python_function("nn.Module: Conv2d_0", 30, 30),
+        python_function("nn.Module: ReLU_0", 60, 10),
+        python_function("nn.Module: Flatten_0", 60, 0),
+    ]
+    trace = write_trace(tmp_path / "zero_length.json", events)
+    rows = {r["path"]: r for r in modules_json(trace)["modules"]}
+    expected = {  # path: (depth, type, total ms, self ms) per step
+        "Net_0": (0, "Net", 0.080, 0.040),
+        "Net_0.Identity_0": (1, "Identity", 0.0, 0.0),
+        "Net_0.Conv2d_0": (1, "Conv2d", 0.030, 0.030),
+        "Net_0.ReLU_0": (1, "ReLU", 0.010, 0.010),
+        "Net_0.ReLU_0.Flatten_0": (2, "Flatten", 0.0, 0.0),
+    }
+    assert set(rows) == set(expected)
+    for path, (depth, module_type, total, own) in expected.items():
+        r = rows[path]
+        assert (r["depth"], r["module_type"], r["phase"]) == (depth, module_type, "forward"), path
+        assert (r["total_ms_per_step"], r["self_ms_per_step"]) == pytest.approx((total, own), abs=1e-9), path
+    assert_matches_reference(trace, list(rows.values()))
+    assert_self_times_tile_the_model(list(rows.values()), "forward")
 
 
 def test_foreign_trace_with_nn_module_events(trace):
@@ -240,7 +307,9 @@ def test_trace_without_module_information_says_so_and_exits_0(trace, name):
     assert out["modules"] == [] and "no module information" in out["note"]
 
 
-@pytest.mark.parametrize("args, needle", [(["--depth", "-1"], "--depth -1"), (["--phase", "sideways"], "--phase sideways")])
+@pytest.mark.parametrize(
+    "args, needle", [(["--depth", "-1"], "--depth -1"), (["--phase", "sideways"], "--phase sideways")]
+)
 def test_reader_usage_errors_exit_2(trace, args, needle):
     result = run_cli("modules", str(trace("cpu_only_rank34")), *args)
     assert result.returncode == 2 and needle in result.stderr
@@ -259,9 +328,24 @@ def test_module_depth_is_checked_before_measuring(tmp_path):
 def _measure(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, LIBREYOLO_PROFILE_OFFLINE="1", HOME=str(tmp_path / "home"), COLUMNS="200")
     (tmp_path / "home").mkdir(exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "libreyolo_profile", *args, "--device", "cpu", "--no-report",
-                           "--project", str(tmp_path / "out")], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "libreyolo_profile",
+            *args,
+            "--device",
+            "cpu",
+            "--no-report",
+            "--project",
+            str(tmp_path / "out"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
@@ -274,8 +358,11 @@ def test_infer_records_the_module_tree(tmp_path):
     rows = modules_json(out)["modules"]
     assert_matches_reference(out / "profile_trace.json", rows)
     assert {r["phase"] for r in rows} == {"forward"}  # no gradient in inference: no backward ranges
-    assert {r["path"] for r in rows if r["depth"] == 1} == {"LibreYOLO9Model.backbone", "LibreYOLO9Model.neck",
-                                                             "LibreYOLO9Model.head"}
+    assert {r["path"] for r in rows if r["depth"] == 1} == {
+        "LibreYOLO9Model.backbone",
+        "LibreYOLO9Model.neck",
+        "LibreYOLO9Model.head",
+    }
     assert max(r["depth"] for r in rows) == 2 and all(r["calls_per_step"] == 1 for r in rows)
     model_ms = assert_self_times_tile_the_model(rows, "forward")
     forward_ms = phase_wall_ms(out, "forward")
@@ -290,8 +377,23 @@ def test_infer_records_the_module_tree(tmp_path):
 
 @pytest.mark.slow
 def test_run_records_forward_and_backward(tmp_path):
-    result = _measure(tmp_path, "run", str(FIXTURE_YAML), "--batch", "2", "--imgsz", "64", "--steps", "2",
-                      "--warmup", "1", "--workers", "0", "--module-depth", "1")
+    result = _measure(
+        tmp_path,
+        "run",
+        str(FIXTURE_YAML),
+        "--batch",
+        "2",
+        "--imgsz",
+        "64",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--workers",
+        "0",
+        "--module-depth",
+        "1",
+    )
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "train"
     rows = modules_json(out)["modules"]
@@ -308,8 +410,9 @@ def test_run_records_forward_and_backward(tmp_path):
 
 @pytest.mark.slow
 def test_module_depth_zero_leaves_the_trace_without_ranges(tmp_path):
-    result = _measure(tmp_path, "infer", "--imgsz", "64", "--runs", "2", "--warmup", "0", "--module-depth", "0",
-                      "--no-overhead")
+    result = _measure(
+        tmp_path, "infer", "--imgsz", "64", "--runs", "2", "--warmup", "0", "--module-depth", "0", "--no-overhead"
+    )
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "infer"
     names = {e.get("name", "") for e in json.loads((out / "profile_trace.json").read_text())["traceEvents"]}

@@ -19,14 +19,15 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
 from conftest import ON_CI, REPO, TRACES, cli_json, require_traces, run_cli
 
 BUCKET = "my-bucket"  # the name docs/SCHEMA.md's snippet uses
 PREFIX = f"s3://{BUCKET}/runs/profile"
 INPUTS = ("h100_vit_image_classifier", "mi250_rocm_minitoy")
-TOP = ("SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms FROM kernels "
-       "GROUP BY name ORDER BY ms DESC, name LIMIT 10")
+TOP = (
+    "SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms FROM kernels "
+    "GROUP BY name ORDER BY ms DESC, name LIMIT 10"
+)
 
 
 def _free_port() -> int:
@@ -48,8 +49,12 @@ def s3_env():
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
-    env = {"AWS_ACCESS_KEY_ID": "test-key", "AWS_SECRET_ACCESS_KEY": "test-secret", "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
+    env = {
+        "AWS_ACCESS_KEY_ID": "test-key",
+        "AWS_SECRET_ACCESS_KEY": "test-secret",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+    }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the in-process checks below use the same environment as the CLI
     try:
@@ -103,17 +108,23 @@ def test_query_over_s3_equals_the_local_query_and_the_objects(uploaded, s3_env):
     assert [r["name"] for r in remote] == expected
     assert [r["runs"] for r in remote] == [len(runs[n]) for n in expected]
     assert [r["ms"] for r in remote] == pytest.approx([sums[n] for n in expected], rel=1e-12)
-    profiles = cli_json("query", "SELECT profile, profile_json, kind FROM profiles ORDER BY profile", PREFIX, env=s3_env)
-    assert [p["profile"] for p in profiles] == [f"{PREFIX}/{name}/{kind}" for name, kind in
-                                                zip(INPUTS, ("infer", "train"))]
+    profiles = cli_json(
+        "query", "SELECT profile, profile_json, kind FROM profiles ORDER BY profile", PREFIX, env=s3_env
+    )
+    assert [p["profile"] for p in profiles] == [
+        f"{PREFIX}/{name}/{kind}" for name, kind in zip(INPUTS, ("infer", "train"), strict=True)
+    ]
 
 
-@pytest.mark.parametrize("sql", [
-    f"SELECT count(*) FROM read_parquet('{PREFIX}/**/kernels.parquet')",  # past the loaded tables
-    f"SELECT * FROM read_text('{PREFIX}/h100_vit_image_classifier/infer/profile.json')",
-    f"COPY (SELECT 1) TO '{PREFIX}/x.csv'",
-    "SELECT count(*) FROM kernels, read_csv('/etc/passwd')",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        f"SELECT count(*) FROM read_parquet('{PREFIX}/**/kernels.parquet')",  # past the loaded tables
+        f"SELECT * FROM read_text('{PREFIX}/h100_vit_image_classifier/infer/profile.json')",
+        f"COPY (SELECT 1) TO '{PREFIX}/x.csv'",
+        "SELECT count(*) FROM kernels, read_csv('/etc/passwd')",
+    ],
+)
 def test_sql_over_s3_reads_only_the_loaded_tables_and_writes_nothing(uploaded, s3_env, sql):
     before = set(_objects(PREFIX))
     result = run_cli("query", sql, PREFIX, env=s3_env)
@@ -127,9 +138,9 @@ def test_a_profile_appears_whole_or_not_at_all(uploaded, s3_env, monkeypatch, tr
     profile.json whose sidecars belong to another generation (a replacement under way) is skipped."""
     from libreyolo_profile.errors import UsageError
     from libreyolo_profile.importer import imported_document
-    from libreyolo_profile.store.crossrun import objectstore
+    from libreyolo_profile.store.crossrun import upload
 
-    real = objectstore.filesystem
+    real = upload.filesystem
     order: list[str] = []
 
     class CutShort:
@@ -139,15 +150,15 @@ def test_a_profile_appears_whole_or_not_at_all(uploaded, s3_env, monkeypatch, tr
         def __getattr__(self, name):
             return getattr(self.fs, name)
 
-        def put_file(self, local, remote):
+        def put_file(self, local, remote, **kwargs):
             order.append(remote.rsplit("/", 1)[-1])
             if len(order) == self.fail_at:
                 raise OSError("connection reset (planted)")
-            return self.fs.put_file(local, remote)
+            return self.fs.put_file(local, remote, **kwargs)
 
     doc = imported_document(trace("mi250_rocm_minitoy"))
-    monkeypatch.setattr(objectstore, "filesystem", lambda: CutShort(real(), fail_at=0))
-    target, replaced = objectstore.upload_profile(doc, f"{PREFIX}/whole/{doc['kind']}", exist_ok=False)
+    monkeypatch.setattr(upload, "filesystem", lambda: CutShort(real(), fail_at=0))
+    target, replaced = upload.upload(doc, f"{PREFIX}/whole/{doc['kind']}", exist_ok=False)
     from libreyolo_profile.store.schema import TABLES
 
     assert order[-1] == "profile.json" and sorted(order[:-1]) == sorted(f"{t}.parquet" for t in TABLES)
@@ -155,10 +166,11 @@ def test_a_profile_appears_whole_or_not_at_all(uploaded, s3_env, monkeypatch, tr
     assert not any(k.endswith(".libreyolo-profile-claim") for k in _objects(PREFIX))
 
     order.clear()
-    monkeypatch.setattr(objectstore, "filesystem", lambda: CutShort(real(), fail_at=4))
+    monkeypatch.setattr(upload, "filesystem", lambda: CutShort(real(), fail_at=4))
     with pytest.raises(UsageError, match="connection reset"):
-        objectstore.upload_profile(doc, f"{PREFIX}/cut/{doc['kind']}", exist_ok=False)
+        upload.upload(doc, f"{PREFIX}/cut/{doc['kind']}", exist_ok=False)
     assert "profile.json" not in order
+    assert not [k for k in _objects(PREFIX) if "/cut/" in k]  # what it had uploaded, and its claim, are gone
     found = cli_json("query", "SELECT profile FROM profiles ORDER BY profile", PREFIX, env=s3_env)
     assert f"{PREFIX}/whole/train" in [r["profile"] for r in found]
     assert not any("/cut/" in r["profile"] for r in found)
@@ -180,8 +192,9 @@ def test_the_documented_s3_commands_run(uploaded, s3_env):
     text = (REPO / "docs" / "SCHEMA.md").read_text(encoding="utf-8")
     match = re.search(r"<!-- test: tests/test_object_storage.py -->\s*```sh\n(.*?)```", text, re.S)
     assert match, "docs/SCHEMA.md lost its tested object-storage snippet"
-    commands = [line for line in match.group(1).replace("\\\n", " ").splitlines()
-                if line.startswith("libreyolo profile ")]
+    commands = [
+        line for line in match.group(1).replace("\\\n", " ").splitlines() if line.startswith("libreyolo profile ")
+    ]
     assert any(" import " in c for c in commands) and any(" query " in c for c in commands)
     for command in commands:
         args = shlex.split(command)[2:]
@@ -199,9 +212,16 @@ def test_object_storage_failures_are_one_line_usage_errors(s3_env, tmp_path, cas
     if case == "missing bucket":
         root = "s3://no-such-bucket/runs"
     else:  # nothing in the environment or in files: botocore finds no credentials
-        env.update(AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="", AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
-                   AWS_CONFIG_FILE=str(tmp_path / "none"), AWS_EC2_METADATA_DISABLED="true")
+        env.update(
+            AWS_ACCESS_KEY_ID="",
+            AWS_SECRET_ACCESS_KEY="",
+            AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+            AWS_CONFIG_FILE=str(tmp_path / "none"),
+            AWS_EC2_METADATA_DISABLED="true",
+        )
     for args in (["query", "SELECT 1", root], ["import", str(TRACES / f"{INPUTS[1]}.json.gz"), "--project", root]):
         result = run_cli(*args, env=env)
         assert result.returncode == 2, (args, result.stderr)
-        assert re.fullmatch(r"libreyolo-profile: error: cannot (list|write to) s3://\S+: .+\n", result.stderr), result.stderr
+        assert re.fullmatch(r"libreyolo-profile: error: cannot (list|write to) s3://\S+: .+\n", result.stderr), (
+            result.stderr
+        )

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from conftest import REPO, cli_json, require_traces, run_cli
 
 BUILTIN = REPO.parent / "shared" / "libreyolo_builtin_profiles"
-TOP_KERNELS = ("SELECT name, count(DISTINCT profile) AS runs, sum(ms_per_step) AS ms FROM kernels "
-               "GROUP BY name ORDER BY ms DESC, name LIMIT 5")
+TOP_KERNELS = (
+    "SELECT name, count(DISTINCT profile) AS runs, sum(ms_per_step) AS ms FROM kernels "
+    "GROUP BY name ORDER BY ms DESC, name LIMIT 5"
+)
 OVER_TIME = "SELECT created, profile, kind, throughput_img_s, step_ms FROM profiles ORDER BY created"
 # when each profile was measured, as a measurement would record it (the trace-made ones are written now)
 CREATED = {"w0": "2026-01-01T10:00:00+00:00", "h100": "2026-01-02T10:00:00+00:00", "w4": "2026-01-03T10:00:00+00:00"}
@@ -24,13 +25,16 @@ CREATED = {"w0": "2026-01-01T10:00:00+00:00", "h100": "2026-01-02T10:00:00+00:00
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
-    from libreyolo_profile.store.document.from_trace import profile_from_trace
     from libreyolo_profile.store.disk.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     traces = require_traces()
     root = tmp_path_factory.mktemp("cross-run") / "runs"
-    for key, name in (("w0", "v100_resnet50_workers0"), ("h100", "h100_vit_image_classifier"),
-                      ("w4", "v100_resnet50_workers4")):
+    for key, name in (
+        ("w0", "v100_resnet50_workers0"),
+        ("h100", "h100_vit_image_classifier"),
+        ("w4", "v100_resnet50_workers4"),
+    ):
         doc = profile_from_trace(traces / f"{name}.json.gz")
         doc["created"] = CREATED[key]
         write_directory(doc, root / key / doc["kind"])
@@ -49,8 +53,11 @@ def test_finds_every_profile_of_every_kind(root):
     rows = cli_json("query", "SELECT profile, kind, device_type, source_type FROM profiles ORDER BY profile", str(root))
     docs = _docs(root)
     assert [r["profile"] for r in rows] == sorted(docs)
-    assert {(r["kind"], r["source_type"]) for r in rows} == {("train", "trace"), ("infer", "trace"),
-                                                              ("train", "libreyolo-builtin")}
+    assert {(r["kind"], r["source_type"]) for r in rows} == {
+        ("train", "trace"),
+        ("infer", "trace"),
+        ("train", "libreyolo-builtin"),
+    }
     for r in rows:
         assert r["kind"] == docs[r["profile"]]["kind"] and r["device_type"] == docs[r["profile"]]["device_type"]
 
@@ -67,7 +74,7 @@ def test_top_kernels_across_all_runs(root):
             runs.setdefault(row[name_at], set()).add(directory)
     expected = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     assert [r["name"] for r in rows] == [name for name, _ in expected]
-    for r, (name, ms) in zip(rows, expected):
+    for r, (name, ms) in zip(rows, expected, strict=True):
         assert r["ms"] == pytest.approx(ms, rel=1e-9) and r["runs"] == len(runs[name])
     assert any(r["runs"] == 2 for r in rows)  # the two V100 runs share their heaviest kernels
 
@@ -77,8 +84,9 @@ def test_throughput_per_run_over_time(root):
     docs = _docs(root)
     assert len(rows) == len(docs) == 4
     assert [r["created"] for r in rows] == sorted(r["created"] for r in rows)
-    assert [r["profile"] for r in rows[:3]] == [str(root / k / docs_kind) for k, docs_kind in
-                                                (("w0", "train"), ("h100", "infer"), ("w4", "train"))]
+    assert [r["profile"] for r in rows[:3]] == [
+        str(root / k / docs_kind) for k, docs_kind in (("w0", "train"), ("h100", "infer"), ("w4", "train"))
+    ]
     for r in rows:
         metrics = docs[r["profile"]]["metrics"]
         assert r["throughput_img_s"] == metrics["throughput_img_s"] and r["step_ms"] == metrics["step_ms"]
@@ -89,7 +97,9 @@ def test_throughput_per_run_over_time(root):
 def test_identity_is_on_every_table_row(root):
     sql = " UNION ALL ".join(
         f"SELECT '{table}' AS tab, t.profile, t.kind, t.created, t.device_type, p.profile AS joined, count(*) AS n "
-        f"FROM {table} t JOIN profiles p USING (profile_id) GROUP BY ALL" for table in ("kernels", "ops", "phases", "steps"))
+        f"FROM {table} t JOIN profiles p USING (profile_id) GROUP BY ALL"
+        for table in ("kernels", "ops", "phases", "steps")
+    )
     rows = cli_json("query", f"SELECT * FROM ({sql}) ORDER BY ALL", str(root))
     docs = _docs(root)
     assert {r["tab"] for r in rows} == {"kernels", "ops", "phases", "steps"}
@@ -100,8 +110,11 @@ def test_identity_is_on_every_table_row(root):
 
 def test_table_output_and_default_root(root, tmp_path):
     shutil.copytree(root, tmp_path / "runs" / "profile")
-    result = run_cli("query", "SELECT kind, count(*) AS profiles, '[/x] [bold]' AS markup FROM profiles "
-                              "GROUP BY kind ORDER BY kind", cwd=tmp_path)
+    result = run_cli(
+        "query",
+        "SELECT kind, count(*) AS profiles, '[/x] [bold]' AS markup FROM profiles GROUP BY kind ORDER BY kind",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert "kind" in result.stdout and "infer" in result.stdout and "train" in result.stdout
     assert "[/x] [bold]" in result.stdout  # printed as text, never parsed as rich markup
@@ -150,8 +163,11 @@ def test_bad_sql_exits_2_with_one_line(root):
         assert result.returncode == 2, (sql, result.stderr)
         assert expected in result.stderr and len(result.stderr.strip().splitlines()) == 1
         assert result.stdout == "" and "Traceback" not in result.stderr
-    for sql, expected in (("SELECT no_such_column FROM kernels", "no_such_column"), ("", "empty SQL"),
-                          ("SELECT 1 +", "syntax error")):
+    for sql, expected in (
+        ("SELECT no_such_column FROM kernels", "no_such_column"),
+        ("", "empty SQL"),
+        ("SELECT 1 +", "syntax error"),
+    ):
         message = _refused(sql, root)
         assert expected in message and "\n" not in message
 
@@ -162,11 +178,19 @@ def test_write_attempts_are_refused(root, tmp_path, monkeypatch, capsys):
     before = hashlib.sha256(sidecar.read_bytes()).hexdigest()
     result = run_cli("query", f"COPY (SELECT 1) TO '{tmp_path / 'out.csv'}'", str(root), cwd=tmp_path)
     assert result.returncode == 2 and "read-only" in result.stderr
-    attempts = [f"COPY kernels TO '{sidecar}' (FORMAT parquet)", "SELECT * FROM read_csv('/etc/passwd')",
-                "CREATE TABLE t AS SELECT 1", f"ATTACH '{tmp_path / 'x.duckdb'}' AS x", "INSTALL httpfs",
-                "SET enable_external_access = true", "DROP VIEW kernels", "SELECT 1; COPY (SELECT 1) TO 'x.csv'",
-                f"EXPORT DATABASE '{tmp_path / 'exp'}'", f"SELECT * FROM read_text('{sidecar.parent / 'profile.json'}')",
-                f"SELECT * FROM read_parquet('{sidecar}') WHERE 1 = 0 UNION ALL SELECT * FROM read_csv('x.csv')"]
+    attempts = [
+        f"COPY kernels TO '{sidecar}' (FORMAT parquet)",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "CREATE TABLE t AS SELECT 1",
+        f"ATTACH '{tmp_path / 'x.duckdb'}' AS x",
+        "INSTALL httpfs",
+        "SET enable_external_access = true",
+        "DROP VIEW kernels",
+        "SELECT 1; COPY (SELECT 1) TO 'x.csv'",
+        f"EXPORT DATABASE '{tmp_path / 'exp'}'",
+        f"SELECT * FROM read_text('{sidecar.parent / 'profile.json'}')",
+        f"SELECT * FROM read_parquet('{sidecar}') WHERE 1 = 0 UNION ALL SELECT * FROM read_csv('x.csv')",
+    ]
     for sql in attempts:
         _refused(sql, root)
     assert capsys.readouterr().out == ""
@@ -187,7 +211,10 @@ def test_no_profile_under_the_roots_exits_2(tmp_path):
 def test_stale_or_missing_sidecars_are_rebuilt_in_the_cache(root, tmp_path, private_cache):
     work = tmp_path / "runs"
     shutil.copytree(root, work)
-    count = "SELECT profile, count(*) AS n, any_value(p.sidecar_dir) AS dir FROM kernels JOIN profiles p USING (profile_id, profile) GROUP BY ALL"
+    count = (
+        "SELECT profile, count(*) AS n, any_value(p.sidecar_dir) AS dir "
+        "FROM kernels JOIN profiles p USING (profile_id, profile) GROUP BY ALL"
+    )
     first = {r["profile"]: r for r in cli_json("query", count, str(work))}  # fills the validation cache
     assert all(r["dir"] == r["profile"] for r in first.values() if "old" not in r["profile"])
     # a profile.json copied over another run's directory: its parquet files belong to the other run
@@ -207,19 +234,38 @@ def test_stale_or_missing_sidecars_are_rebuilt_in_the_cache(root, tmp_path, priv
 
 def test_builtin_profile_json_under_a_root_is_read_directly(tmp_path):
     shutil.copyfile(BUILTIN / "infer_profile.json", tmp_path / "profile.json")
-    rows = cli_json("query", "SELECT kind, source_type, step_ms, latency_p50_ms, bound, launches_per_step, "
-                             "host_overhead_ms FROM profiles", str(tmp_path))
+    rows = cli_json(
+        "query",
+        "SELECT kind, source_type, step_ms, latency_p50_ms, bound, launches_per_step, host_overhead_ms FROM profiles",
+        str(tmp_path),
+    )
     raw = json.loads((BUILTIN / "infer_profile.json").read_text())
-    assert rows == [{"kind": "infer", "source_type": "libreyolo-builtin", "step_ms": raw["step_ms"],
-                     "latency_p50_ms": raw["latency"]["p50_ms"], "bound": "unknown", "launches_per_step": None,
-                     "host_overhead_ms": None}]
+    assert rows == [
+        {
+            "kind": "infer",
+            "source_type": "libreyolo-builtin",
+            "step_ms": raw["step_ms"],
+            "latency_p50_ms": raw["latency"]["p50_ms"],
+            "bound": "unknown",
+            "launches_per_step": None,
+            "host_overhead_ms": None,
+        }
+    ]
 
 
 def test_roots_may_name_files_and_json_keeps_duplicate_columns(root, trace):
-    rows = cli_json("query", "SELECT a.profile, a.source_type, b.profile FROM profiles a JOIN profiles b USING (profile_id) "
-                             "ORDER BY 1", str(trace("cpu_only_rank34")), str(BUILTIN / "infer_profile.json"),
-                    str(root / "h100"))
-    assert [(r["profile"], r["source_type"]) for r in rows] == sorted([
-        (str(trace("cpu_only_rank34")), "trace"), (str(BUILTIN / "infer_profile.json"), "libreyolo-builtin"),
-        (str(root / "h100" / "infer"), "trace")])
+    rows = cli_json(
+        "query",
+        "SELECT a.profile, a.source_type, b.profile FROM profiles a JOIN profiles b USING (profile_id) ORDER BY 1",
+        str(trace("cpu_only_rank34")),
+        str(BUILTIN / "infer_profile.json"),
+        str(root / "h100"),
+    )
+    assert [(r["profile"], r["source_type"]) for r in rows] == sorted(
+        [
+            (str(trace("cpu_only_rank34")), "trace"),
+            (str(BUILTIN / "infer_profile.json"), "libreyolo-builtin"),
+            (str(root / "h100" / "infer"), "trace"),
+        ]
+    )
     assert all(r["profile_1"] == r["profile"] for r in rows)

@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from conftest import cli_json, require_traces, run_cli
+from conftest import cli_json, default_sigint, require_traces, run_cli, signal_state
 
 TRACE = "h100_vit_image_classifier.json.gz"  # small real GPU trace: profiles with kernels, ops, phases, steps
 ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
@@ -89,16 +88,25 @@ def sidecar_attacks(sidecar: Path, generation: str) -> list[str]:
 def other_attacks(scratch: Path, profile_dir: Path) -> list[str]:
     """Anything else that writes a file, changes a setting, or reads a file that is not a profile."""
     return [
-        "CREATE TABLE t AS SELECT 1", "EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1",
-        f"ATTACH '{scratch / 'x.duckdb'}' AS x", f"EXPLAIN ANALYZE ATTACH '{scratch / 'x.duckdb'}' AS x",
+        "CREATE TABLE t AS SELECT 1",
+        "EXPLAIN ANALYZE CREATE TABLE t AS SELECT 1",
+        f"ATTACH '{scratch / 'x.duckdb'}' AS x",
+        f"EXPLAIN ANALYZE ATTACH '{scratch / 'x.duckdb'}' AS x",
         f"EXPLAIN ANALYZE EXPORT DATABASE '{scratch / 'export'}'",
-        "INSTALL httpfs", "EXPLAIN ANALYZE INSTALL httpfs", "LOAD httpfs",
-        "SET enable_external_access = true", "EXPLAIN ANALYZE SET enable_external_access = true",
-        f"SET profiling_output = '{scratch / 'profile.txt'}'", "PRAGMA enable_profiling",
+        "INSTALL httpfs",
+        "EXPLAIN ANALYZE INSTALL httpfs",
+        "LOAD httpfs",
+        "SET enable_external_access = true",
+        "EXPLAIN ANALYZE SET enable_external_access = true",
+        f"SET profiling_output = '{scratch / 'profile.txt'}'",
+        "PRAGMA enable_profiling",
         f"SET temp_directory = '{scratch}'",
-        "DROP VIEW kernels", "EXPLAIN ANALYZE DROP VIEW kernels",
-        "SELECT * FROM read_text('/etc/passwd')", "SELECT * FROM read_blob('/etc/passwd')",
-        "SELECT * FROM glob('/*')", "EXPLAIN ANALYZE SELECT * FROM read_text('/etc/passwd')",
+        "DROP VIEW kernels",
+        "EXPLAIN ANALYZE DROP VIEW kernels",
+        "SELECT * FROM read_text('/etc/passwd')",
+        "SELECT * FROM read_blob('/etc/passwd')",
+        "SELECT * FROM glob('/*')",
+        "EXPLAIN ANALYZE SELECT * FROM read_text('/etc/passwd')",
         f"SELECT * FROM read_text('{profile_dir / 'profile.json'}')",
         f"SELECT * FROM read_parquet('{profile_dir / 'kernels.parquet'}')",
         f"SELECT * FROM parquet_kv_metadata('{profile_dir / 'kernels.parquet'}')",
@@ -132,8 +140,13 @@ def test_explain_analyze_copy_cannot_touch_a_sidecar(root, cwd):
     profile_dir = root / "infer"
     sidecar = profile_dir / "kernels.parquet"
     before = snapshot(root, cwd)
-    result = run_cli("query", f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{sidecar}' (FORMAT csv, USE_TMP_FILE false)",
-                     str(root), cwd=cwd, timeout=60)
+    result = run_cli(
+        "query",
+        f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{sidecar}' (FORMAT csv, USE_TMP_FILE false)",
+        str(root),
+        cwd=cwd,
+        timeout=60,
+    )
     assert result.returncode == 2, result.stderr
     assert "read-only" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert result.stdout == "" and "Traceback" not in result.stderr
@@ -153,6 +166,7 @@ def test_no_sidecar_attack_writes_a_profile(root, cwd, monkeypatch, capsys):
     assert _kernel_names([root], cwd) == names
 
 
+@pytest.mark.cold_cache  # it counts the entries a read leaves in the cache
 def test_no_sidecar_attack_writes_a_cache_entry(trace, private_cache, cwd, monkeypatch, capsys):
     """A foreign trace read once leaves a converted profile in the reader cache; `query` over the cache
     must not be able to rewrite it either (a forged entry would be served to every later reader)."""
@@ -204,8 +218,9 @@ def test_the_locked_connection_itself_can_write_nothing(root, cwd, monkeypatch):
     con, _, files = open_cross_run([root])
     try:
         query.lock_down(con, files, TABLES)
-        for sql in sidecar_attacks(profile_dir / "kernels.parquet", _generation(profile_dir)) + \
-                other_attacks(cwd, profile_dir):
+        for sql in sidecar_attacks(profile_dir / "kernels.parquet", _generation(profile_dir)) + other_attacks(
+            cwd, profile_dir
+        ):
             try:
                 con.execute(sql).fetchall()
             except duckdb.Error:
@@ -221,10 +236,13 @@ def test_the_locked_connection_itself_can_write_nothing(root, cwd, monkeypatch):
 
 
 def test_explain_of_a_select_still_works(root, cwd):
-    for sql in ("EXPLAIN SELECT count(*) FROM kernels", "EXPLAIN (FORMAT json) SELECT name FROM kernels",
-                "EXPLAIN ANALYZE SELECT name, sum(ms_per_step) FROM kernels GROUP BY name",
-                "EXPLAIN ANALYZE WITH k AS (SELECT * FROM kernels) SELECT count(*) FROM k JOIN profiles USING (profile_id)",
-                "EXPLAIN ANALYZE (SELECT count(*) FROM steps) UNION ALL SELECT count(*) FROM ops"):
+    for sql in (
+        "EXPLAIN SELECT count(*) FROM kernels",
+        "EXPLAIN (FORMAT json) SELECT name FROM kernels",
+        "EXPLAIN ANALYZE SELECT name, sum(ms_per_step) FROM kernels GROUP BY name",
+        "EXPLAIN ANALYZE WITH k AS (SELECT * FROM kernels) SELECT count(*) FROM k JOIN profiles USING (profile_id)",
+        "EXPLAIN ANALYZE (SELECT count(*) FROM steps) UNION ALL SELECT count(*) FROM ops",
+    ):
         rows = cli_json("query", sql, str(root), cwd=cwd)
         assert rows and set(rows[0]) == {"explain_key", "explain_value"}, (sql, rows)
     plan = cli_json("query", "EXPLAIN (FORMAT json) SELECT name FROM kernels", str(root), cwd=cwd)
@@ -278,14 +296,25 @@ def _read_line(stream, deadline: float) -> str:
 
 def test_ctrl_c_interrupts_an_endless_recursive_query(root, cwd):
     before = snapshot(root, cwd)
-    process = subprocess.Popen([sys.executable, "-c", _ANNOUNCING_CLI, "query", ENDLESS, str(root)], cwd=cwd,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    process = subprocess.Popen(
+        [sys.executable, "-c", _ANNOUNCING_CLI, "query", ENDLESS, str(root)],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        preexec_fn=default_sigint,
+    )
     try:
         line = _read_line(process.stderr, time.monotonic() + 60)
         assert line == "QUERY STARTED\n", line
         interrupted_at = time.monotonic()
+        state = signal_state(process.pid)  # the masks when the signal was sent, should it do nothing
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
+        try:
+            stdout, stderr = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"Ctrl-C did not stop the query in 30 s; its signal masks: {state}")
     finally:
         if process.poll() is None:
             process.kill()
@@ -332,7 +361,12 @@ def test_a_fifo_sidecar_is_not_opened(root, cwd, private_cache):
     expected = len(json.loads((profile_dir / "profile.json").read_text())["tables"]["kernels"]["rows"])
     (profile_dir / "kernels.parquet").unlink()
     os.mkfifo(profile_dir / "kernels.parquet")
-    rows = cli_json("query", "SELECT count(*) AS n, any_value(p.sidecar_dir) AS dir FROM kernels "
-                             "JOIN profiles p USING (profile_id)", str(root), cwd=cwd, timeout=60)
+    rows = cli_json(
+        "query",
+        "SELECT count(*) AS n, any_value(p.sidecar_dir) AS dir FROM kernels JOIN profiles p USING (profile_id)",
+        str(root),
+        cwd=cwd,
+        timeout=60,
+    )
     assert rows[0]["n"] == expected and rows[0]["dir"].startswith(str(private_cache))
     assert (profile_dir / "kernels.parquet").is_fifo()

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import cli_json, run_cli
 
 V100 = "v100_resnet50_workers0"
@@ -20,8 +19,9 @@ A100 = "a100_cutlass_adam_rank0"
 def profile_dir(tmp_path_factory):
     """A profile directory of ours, built from a real trace through the writer."""
     from conftest import require_traces
-    from libreyolo_profile.store.document.from_trace import profile_from_trace
+
     from libreyolo_profile.store.disk.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     doc = profile_from_trace(require_traces() / f"{A100}.json.gz")
     target = tmp_path_factory.mktemp("profiles") / "train"
@@ -75,8 +75,19 @@ def test_get_null_metric_prints_null_and_the_reason(profile_dir):
 
 
 def test_kernels_flags_combined(trace):
-    doc = cli_json("kernels", str(trace(A100)), "--category", "gemm", "--phase", "backward", "--tensorcore",
-                   "--sort", "count", "--top", "5")
+    doc = cli_json(
+        "kernels",
+        str(trace(A100)),
+        "--category",
+        "gemm",
+        "--phase",
+        "backward",
+        "--tensorcore",
+        "--sort",
+        "count",
+        "--top",
+        "5",
+    )
     rows = doc["kernels"]
     assert 0 < len(rows) <= 5
     assert all(r["category"] == "gemm" and r["tensorcore"] and "backward" in r["phases"] for r in rows)
@@ -97,7 +108,7 @@ def test_kernels_shares_are_of_device_time(trace):
     assert sum(r["share_pct"] for r in rows) == pytest.approx(100.0)
 
 
-@pytest.mark.parametrize("hostile", ["'; DROP TABLE kernels; --", "\" OR 1=1 --", "gemm'; SELECT 1; --", "a;b"])
+@pytest.mark.parametrize("hostile", ["'; DROP TABLE kernels; --", '" OR 1=1 --', "gemm'; SELECT 1; --", "a;b"])
 def test_hostile_filter_values_are_data_not_sql(trace, hostile):
     for flag in ("--category", "--grep"):
         result = run_cli("kernels", str(trace(V100)), flag, hostile, "--json")
@@ -189,16 +200,19 @@ def test_readers_never_import_torch_or_libreyolo(trace, profile_dir):
         "heavy = [m for m in ('torch', 'libreyolo', 'torchvision') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
-    result = subprocess.run([sys.executable, "-c", probe, str(trace(V100)), str(profile_dir)],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(trace(V100)), str(profile_dir)], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     assert "HEAVY []" in result.stdout
 
 
 def test_get_loads_neither_duckdb_nor_pyarrow_nor_rich(profile_dir):
-    probe = ("import sys\nfrom libreyolo_profile.launcher import profile_main\n"
-             "sys.argv = ['libreyolo-profile', 'get', sys.argv[1], 'step_ms']\n"
-             "try:\n    profile_main()\nexcept SystemExit:\n    pass\n"
-             "print('LOADED', [m for m in ('duckdb', 'pyarrow', 'rich', 'torch') if m in sys.modules])\n")
+    probe = (
+        "import sys\nfrom libreyolo_profile.launcher import profile_main\n"
+        "sys.argv = ['libreyolo-profile', 'get', sys.argv[1], 'step_ms']\n"
+        "try:\n    profile_main()\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', [m for m in ('duckdb', 'pyarrow', 'rich', 'torch') if m in sys.modules])\n"
+    )
     result = subprocess.run([sys.executable, "-c", probe, str(profile_dir)], capture_output=True, text=True)
     assert "LOADED []" in result.stdout, result.stdout + result.stderr

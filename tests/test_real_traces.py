@@ -9,15 +9,27 @@ import json
 from collections import defaultdict
 
 import pytest
-
 from conftest import cli_json, run_cli
 
-ALL_TRACES = ["a100_alexnet_no_profilerstep", "a100_cutlass_adam_rank0", "cpu_only_rank34",
-              "h100_vit_image_classifier", "mi250_rocm_minitoy", "v100_resnet50_workers0",
-              "v100_resnet50_workers4", "v100_resnet_ddp_ns_resolution"]
+ALL_TRACES = [
+    "a100_alexnet_no_profilerstep",
+    "a100_cutlass_adam_rank0",
+    "cpu_only_rank34",
+    "h100_vit_image_classifier",
+    "mi250_rocm_minitoy",
+    "v100_resnet50_workers0",
+    "v100_resnet50_workers4",
+    "v100_resnet_ddp_ns_resolution",
+]
 
-LAUNCH_CALLS = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaGraphLaunch",
-                "cudaMemcpyAsync", "cudaMemsetAsync"}
+LAUNCH_CALLS = {
+    "cudaLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cuLaunchKernel",
+    "cudaGraphLaunch",
+    "cudaMemcpyAsync",
+    "cudaMemsetAsync",
+}
 
 
 def _is_tensorcore(name: str) -> bool:
@@ -28,9 +40,13 @@ def _is_tensorcore(name: str) -> bool:
 
 def reference(path) -> dict:
     events = json.load(gzip.open(path))["traceEvents"]
-    steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
-                   if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")
-                   and e.get("cat") in ("user_annotation", "Operator"))
+    steps = sorted(
+        (e["ts"], e["ts"] + e["dur"])
+        for e in events
+        if e.get("ph") == "X"
+        and e.get("name", "").startswith("ProfilerStep#")
+        and e.get("cat") in ("user_annotation", "Operator")
+    )
     in_step = lambda t: any(s <= t < e for s, e in steps)  # noqa: E731
     launch_ts = {}
     launches = 0
@@ -41,14 +57,22 @@ def reference(path) -> dict:
                 launch_ts.setdefault(corr, e["ts"])
             if e["name"] in LAUNCH_CALLS and in_step(e["ts"]):
                 launches += 1
-    device_work = [e for e in events if e.get("ph") == "X" and e.get("cat") in
-                   ("kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset")]
+    device_work = [
+        e
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset")
+    ]
     start = steps[0][0]
-    end = max([steps[-1][1]] + [e["ts"] + e["dur"] for e in device_work
-                                if in_step(launch_ts.get(e["args"].get("correlation"), -1))])
+    end = max(
+        [steps[-1][1]]
+        + [e["ts"] + e["dur"] for e in device_work if in_step(launch_ts.get(e["args"].get("correlation"), -1))]
+    )
     kernels = [e for e in device_work if e["cat"] in ("kernel", "Kernel") and e["args"].get("device", 0) == 0]
-    clipped = sorted((max(e["ts"], start), min(e["ts"] + e["dur"], end), e["name"]) for e in kernels
-                     if e["ts"] < end and e["ts"] + e["dur"] > start)
+    clipped = sorted(
+        (max(e["ts"], start), min(e["ts"] + e["dur"], end), e["name"])
+        for e in kernels
+        if e["ts"] < end and e["ts"] + e["dur"] > start
+    )
     busy, reach = 0.0, None
     for s, e, _ in clipped:
         if reach is None or s > reach:
@@ -63,9 +87,13 @@ def reference(path) -> dict:
     for e in kernels:
         if in_step(launch_ts.get(e["args"].get("correlation"), -1)):
             per_name[e["name"]] += e["dur"]
-    return {"gpu_util_pct": 100 * busy / (end - start), "tensorcore_pct": 100 * tensorcore / total,
-            "launches_per_step": launches / len(steps), "top_kernel": max(per_name, key=per_name.get),
-            "steps": len(steps)}
+    return {
+        "gpu_util_pct": 100 * busy / (end - start),
+        "tensorcore_pct": 100 * tensorcore / total,
+        "launches_per_step": launches / len(steps),
+        "top_kernel": max(per_name, key=per_name.get),
+        "steps": len(steps),
+    }
 
 
 @pytest.mark.parametrize("name", ["a100_cutlass_adam_rank0", "v100_resnet50_workers0", "v100_resnet50_workers4"])

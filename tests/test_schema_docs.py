@@ -19,11 +19,22 @@ sys.path.insert(0, str(REPO))  # run as a script too
 
 from libreyolo_profile.metric_catalog import METRICS  # noqa: E402
 from libreyolo_profile.store.crossrun.columns import IDENTITY_COLUMNS, PROFILE_COLUMNS, metric_columns  # noqa: E402
-from libreyolo_profile.store.schema import (BUILTIN_SCHEMA, PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION,  # noqa: E402
-                                            TABLES, TABLES_VERSION)
+from libreyolo_profile.store.schema import (  # noqa: E402
+    BUILTIN_SCHEMA,
+    PROFILE_SCHEMA,
+    REPEAT_SCHEMA,
+    SCHEMA_VERSION,
+    TABLES,
+    TABLES_VERSION,
+)
 
-PARQUET_TYPES = {"BIGINT": "INT64", "INTEGER": "INT32", "DOUBLE": "DOUBLE", "VARCHAR": "BYTE_ARRAY (UTF8 string)",
-                 "BOOLEAN": "BOOLEAN"}
+PARQUET_TYPES = {
+    "BIGINT": "INT64",
+    "INTEGER": "INT32",
+    "DOUBLE": "DOUBLE",
+    "VARCHAR": "BYTE_ARRAY (UTF8 string)",
+    "BOOLEAN": "BOOLEAN",
+}
 
 
 def _cell(text: str) -> str:
@@ -31,15 +42,17 @@ def _cell(text: str) -> str:
 
 
 def render_versions() -> str:
-    return "\n".join([
-        "| what | value |",
-        "| --- | --- |",
-        f"| `profile.json` schema id | `{PROFILE_SCHEMA}` |",
-        f"| `profile_repeat.json` schema id | `{REPEAT_SCHEMA}` |",
-        f"| `schema_version` (profile.json layout) | {SCHEMA_VERSION} |",
-        f"| `tables_version` (parquet tables below) | {TABLES_VERSION} |",
-        f"| LibreYOLO built-in profile, read and converted | `{BUILTIN_SCHEMA}` |",
-    ])
+    return "\n".join(
+        [
+            "| what | value |",
+            "| --- | --- |",
+            f"| `profile.json` schema id | `{PROFILE_SCHEMA}` |",
+            f"| `profile_repeat.json` schema id | `{REPEAT_SCHEMA}` |",
+            f"| `schema_version` (profile.json layout) | {SCHEMA_VERSION} |",
+            f"| `tables_version` (parquet tables below) | {TABLES_VERSION} |",
+            f"| LibreYOLO built-in profile, read and converted | `{BUILTIN_SCHEMA}` |",
+        ]
+    )
 
 
 def render_tables() -> str:
@@ -77,8 +90,13 @@ def render_profiles() -> str:
     return _columns_table(PROFILE_COLUMNS)
 
 
-BLOCKS = {"versions": render_versions, "tables": render_tables, "metrics": render_metrics,
-          "identity": render_identity, "profiles": render_profiles}
+BLOCKS = {
+    "versions": render_versions,
+    "tables": render_tables,
+    "metrics": render_metrics,
+    "identity": render_identity,
+    "profiles": render_profiles,
+}
 
 
 def _block_pattern(name: str) -> re.Pattern:
@@ -90,7 +108,7 @@ def regenerate(text: str) -> str:
         pattern = _block_pattern(name)
         if not pattern.search(text):
             raise SystemExit(f"docs/SCHEMA.md lacks the markers of generated block '{name}'")
-        text = pattern.sub(lambda m: m.group(1) + render() + m.group(3), text)
+        text = pattern.sub(lambda m, render=render: m.group(1) + render() + m.group(3), text)
     return text
 
 
@@ -103,7 +121,8 @@ def test_generated_block_matches_the_code(name):
     match = _block_pattern(name).search(DOC.read_text(encoding="utf-8"))
     assert match, f"docs/SCHEMA.md lacks <!-- generated:{name}:begin/end --> markers"
     assert match.group(2) == BLOCKS[name](), (
-        f"docs/SCHEMA.md block '{name}' is out of date: run `python tests/test_schema_docs.py`")
+        f"docs/SCHEMA.md block '{name}' is out of date: run `python tests/test_schema_docs.py`"
+    )
 
 
 def _documented_keys() -> set[str]:
@@ -132,15 +151,19 @@ def test_profile_json_keys_are_the_documented_ones(trace):
 def workdir(tmp_path_factory):
     """runs/profile/{train,infer,a/train,old/train}: three real GPU traces and one built-in profile."""
     from conftest import require_traces
+
     from libreyolo_profile.importer import imported_document
-    from libreyolo_profile.store.document.from_trace import profile_from_trace
     from libreyolo_profile.store.disk.writer import write_directory
+    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     traces = require_traces()
     root = tmp_path_factory.mktemp("schema-docs")
     runs = root / "runs" / "profile"
-    for name, target in (("v100_resnet50_workers0", runs), ("h100_vit_image_classifier", runs),
-                         ("v100_resnet50_workers4", runs / "a")):
+    for name, target in (
+        ("v100_resnet50_workers0", runs),
+        ("h100_vit_image_classifier", runs),
+        ("v100_resnet50_workers4", runs / "a"),
+    ):
         doc = profile_from_trace(traces / f"{name}.json.gz")
         write_directory(doc, target / doc["kind"])
     builtin = REPO.parent / "shared" / "libreyolo_builtin_profiles" / "run_profile.json"
@@ -223,8 +246,9 @@ def test_views_have_the_documented_columns(workdir, monkeypatch):
     monkeypatch.chdir(workdir)
     con, found, _ = query.open_cross_run([Path("runs/profile")])
     try:
-        described = {view: [(r[0], r[1]) for r in con.execute(f"DESCRIBE {view}").fetchall()]
-                     for view in ("profiles", *TABLES)}
+        described = {
+            view: [(r[0], r[1]) for r in con.execute(f"DESCRIBE {view}").fetchall()] for view in ("profiles", *TABLES)
+        }
     finally:
         con.close()
     duck = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE"}

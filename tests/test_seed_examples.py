@@ -27,8 +27,9 @@ def test_seed_examples_work_as_written(tmp_path):
     script = shutil.which("libreyolo", path=str(Path(sys.executable).parent))
     if script is None:
         pytest.fail("the `libreyolo` console script is not installed beside this Python")
-    env = dict(os.environ, HOME=str(tmp_path / "home"), LIBREYOLO_PROFILE_OFFLINE="1",
-               XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env = dict(
+        os.environ, HOME=str(tmp_path / "home"), LIBREYOLO_PROFILE_OFFLINE="1", XDG_CACHE_HOME=str(tmp_path / "cache")
+    )
     work = tmp_path / "work"
     work.mkdir()
     outputs = []

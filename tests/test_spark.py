@@ -18,15 +18,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from conftest import ON_CI, REPO, TRACES, cli_json, require_traces
 
 BUILTIN = REPO.parent / "shared" / "libreyolo_builtin_profiles"
 GPU_TRACES = ("h100_vit_image_classifier", "mi250_rocm_minitoy", "a100_alexnet_no_profilerstep")
-TOP_KERNELS = ("SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms_all_runs FROM kernels "
-               "GROUP BY name ORDER BY ms_all_runs DESC, name LIMIT 15")
-THROUGHPUT_OVER_TIME = ("SELECT profile, created, kind, batch, throughput_img_s FROM profiles "
-                        "WHERE throughput_img_s IS NOT NULL ORDER BY created, profile")
+TOP_KERNELS = (
+    "SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms_all_runs FROM kernels "
+    "GROUP BY name ORDER BY ms_all_runs DESC, name LIMIT 15"
+)
+THROUGHPUT_OVER_TIME = (
+    "SELECT profile, created, kind, batch, throughput_img_s FROM profiles "
+    "WHERE throughput_img_s IS NOT NULL ORDER BY created, profile"
+)
 
 
 def _needs_spark():
@@ -48,10 +51,15 @@ def spark():
     _needs_spark()
     from pyspark.sql import SparkSession
 
-    session = (SparkSession.builder.master("local[1]").appName("libreyolo-profile-tests")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-               .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "512m")
-               .getOrCreate())
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("libreyolo-profile-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "512m")
+        .getOrCreate()
+    )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
@@ -66,8 +74,11 @@ def tree(tmp_path_factory) -> Path:
     odd = root.parent / "odd names" / "mi250 copy+1%é.json.gz"
     odd.parent.mkdir()
     shutil.copyfile(TRACES / f"{GPU_TRACES[1]}.json.gz", odd)
-    inputs = ([str(TRACES / f"{name}.json.gz") for name in GPU_TRACES] + [str(p) for p in sorted(BUILTIN.glob("*.json"))]
-              + [str(odd)])
+    inputs = (
+        [str(TRACES / f"{name}.json.gz") for name in GPU_TRACES]
+        + [str(p) for p in sorted(BUILTIN.glob("*.json"))]
+        + [str(odd)]
+    )
     result = cli_json("import", *inputs, "--project", str(root), "--jobs", "2")
     assert [r["ok"] for r in result["imports"]] == [True] * len(inputs), result
     return root
@@ -107,7 +118,7 @@ def test_top_kernels_across_runs_match_duckdb_and_the_parquet_files(registered, 
     spark = _spark_rows(registered, TOP_KERNELS)
     assert len(duck) == 15
     assert [(r["name"], r["runs"]) for r in spark] == [(r["name"], r["runs"]) for r in duck]
-    for s, d in zip(spark, duck):
+    for s, d in zip(spark, duck, strict=True):
         assert s["ms_all_runs"] == pytest.approx(d["ms_all_runs"], rel=1e-12, abs=0)
     # independent reference: plain Python over every kernels.parquet the import wrote
     by_name, runs = defaultdict(float), defaultdict(set)
@@ -129,8 +140,11 @@ def test_throughput_per_run_over_time_matches_duckdb_and_the_documents(registere
         assert {k: v for k, v in s.items() if k != "created"} == {k: v for k, v in d.items() if k != "created"}
     # independent reference: the profile.json files themselves
     documents = {str(p.parent): json.loads(p.read_bytes()) for p in tree.rglob("profile.json")}
-    with_throughput = {d: doc["metrics"]["throughput_img_s"] for d, doc in documents.items()
-                       if doc["metrics"].get("throughput_img_s") is not None}
+    with_throughput = {
+        d: doc["metrics"]["throughput_img_s"]
+        for d, doc in documents.items()
+        if doc["metrics"].get("throughput_img_s") is not None
+    }
     assert {row["profile"]: row["throughput_img_s"] for row in spark} == with_throughput
     assert [row["created"] for row in spark] == sorted(row["created"] for row in spark)
 

@@ -105,7 +105,8 @@ NOT_TENSOR_CORE = [
     "sm80_xmma_fprop_implicit_gemm_indexed_f32f32_f32f32_f32_nchwkcrs_nchw_tilesize64x64x8_stage3_warpsize1x4x1_g1_ffma_aligna4_alignc4",
     # SIMT GEMMs (shared trace a100_alexnet_no_profilerstep; public PyTorch profiler tables)
     "ampere_sgemm_32x32_sliced1x4_tn",
-    "void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)",
+    "void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
+    "(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)",
     # gemv and split-K reduction (shared trace a100_cutlass_adam_rank0)
     "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 2, 2, false, false, cublasGemvParams<",
     "void splitKreduce_kernel<float, float, float, float, true, false, false>(cublasSplitKParams<float>, float const*",
@@ -163,9 +164,9 @@ def test_look_alikes_stay_off_the_tensor_core_count(rules, name):
 
 @pytest.mark.parametrize("name", TENSOR_CORE)
 def test_tensor_core_kernels_count_as_gemm(rules, name):
-    """The one matrix category (there is no separate attention category yet): a Tensor Core kernel
-    outside it would be missing from gemm_pct."""
-    assert _category(rules, name) == "gemm"
+    """The matrix categories: GEMM/convolution, or attention (its own category since issue 24: gemm_pct
+    counts GEMM/convolution only); a Tensor Core kernel outside both would be missing from the matrix work."""
+    assert _category(rules, name) in ("gemm", "attention")
 
 
 def test_only_kernels_run_on_tensor_cores(rules):
@@ -176,11 +177,18 @@ def test_only_kernels_run_on_tensor_cores(rules):
 def test_a_blackwell_step_counts_its_block_scaled_gemms(tmp_path):
     """One step on one device: an FP4 trtllm-gen MoE GEMM (600 µs), an nvjet GEMM (200 µs) and an
     elementwise kernel (200 µs). Tensor Core share of kernel time = (600 + 200) / 1000 = 80%."""
-    fp4_moe_gemm, nvjet, elementwise = BLACKWELL[3], BLACKWELL[0], "void at::native::vectorized_elementwise_kernel<4>(int)"
+    fp4_moe_gemm, nvjet, elementwise = (
+        BLACKWELL[3],
+        BLACKWELL[0],
+        "void at::native::vectorized_elementwise_kernel<4>(int)",
+    )
     events = [annotation("ProfilerStep#1", 0, 2000), op("aten::mm", 90, 60)]
     for correlation, (name, start, duration) in enumerate(
-            [(fp4_moe_gemm, 200, 600), (nvjet, 850, 200), (elementwise, 1100, 200)], start=1):
-        events += [runtime("cudaLaunchKernel", 100 + 10 * correlation, 5, correlation),
-                   kernel(name, start, duration, correlation)]
+        [(fp4_moe_gemm, 200, 600), (nvjet, 850, 200), (elementwise, 1100, 200)], start=1
+    ):
+        events += [
+            runtime("cudaLaunchKernel", 100 + 10 * correlation, 5, correlation),
+            kernel(name, start, duration, correlation),
+        ]
     trace = write_trace(tmp_path / "blackwell.json", events, [B200])
     assert cli_json("get", str(trace), "tensorcore_pct")["value"] == pytest.approx(80.0)

@@ -58,8 +58,13 @@ def hostile(tmp_path_factory):
     project = root / "project"
     done = run_cli("import", str(trace), "--project", str(project), "--json", env={"XDG_CACHE_HOME": str(root / "c")})
     assert done.returncode == 0, done.stderr
-    return {"root": root, "trace": trace, "evil_name": evil_name, "project": project,
-            "profile": project / json.loads(done.stdout)["kind"]}
+    return {
+        "root": root,
+        "trace": trace,
+        "evil_name": evil_name,
+        "project": project,
+        "profile": project / json.loads(done.stdout)["kind"],
+    }
 
 
 @pytest.fixture
@@ -73,15 +78,23 @@ def cli(capsys, monkeypatch):
         code = launcher._run([str(a) for a in args], "libreyolo-profile")
         out, err = capsys.readouterr()
         return code, out, err
+
     return call
 
 
 def reader_commands(h: dict, tmp) -> list[list]:
     t, evil = h["trace"], h["evil_name"]
     return [
-        ["summary", t], ["phases", t], ["kernels", t], ["ops", t], ["get", h["profile"]],
-        ["get", h["profile"], "step_ms"], ["what-if", evil, "--remove-launches", "1"],
-        ["what-if", t, "--remove-category", "elementwise"], ["compare", evil, t],
+        ["summary", t],
+        ["phases", t],
+        ["kernels", t],
+        ["ops", t],
+        ["roofline", t],
+        ["get", h["profile"]],
+        ["get", h["profile"], "step_ms"],
+        ["what-if", evil, "--remove-launches", "1"],
+        ["what-if", t, "--remove-category", "elementwise"],
+        ["compare", evil, t],
         ["query", "SELECT name FROM ops UNION ALL SELECT name FROM kernels", h["project"]],
         ["report", evil, "--out", tmp / f"report{OSC52}.html"],
         ["import", evil, "--project", tmp / "imported"],
@@ -131,6 +144,7 @@ def test_error_lines_are_one_line_and_inert(hostile, cli):
 def _strict(text: str):
     def refuse(constant):
         raise ValueError(f"not JSON: {constant}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -247,6 +261,7 @@ def test_duckdb_interrupt_exits_130(hostile, cli, monkeypatch):
         def keep_interrupting():  # until the endless query below gives up
             while not stop.wait(0.02):
                 con.interrupt()
+
         threading.Thread(target=keep_interrupting, daemon=True).start()
         try:
             con.execute("SELECT count(*) FROM range(1000000000000) a, range(1000) b").fetchall()
@@ -263,7 +278,7 @@ def test_duckdb_interrupt_exits_130(hostile, cli, monkeypatch):
 def test_sanitizer_escapes_c0_c1_and_del_but_keeps_layout_where_it_belongs():
     from libreyolo_profile.output.textsafe import finite_or_none, safe_line, safe_text, strict_json
 
-    every_control = "".join(chr(c) for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)])
+    every_control = "".join(chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)])
     assert not re.search("[\x00-\x1f\x7f-\x9f]", safe_line(every_control))
     assert safe_line(every_control).count("\\x") == len(every_control)
     assert safe_text("a\tb\nc\x1bd") == "a\tb\nc\\x1bd"

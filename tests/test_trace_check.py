@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import run_cli  # noqa: F401  (the shared conftest also gives every test its own cache)
+
 from libreyolo_profile.store.decode.trace_check import check_events, check_trace
 
 
@@ -20,10 +20,18 @@ def x(name: str, ts: float, dur: float, tid: int = 1, pid: int = 1) -> dict:
 
 
 def test_nested_disjoint_and_touching_events_pass():
-    events = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
-              x("step", 0, 100), x("forward", 0, 60), x("conv", 10, 20), x("relu", 30, 30),  # ends with its parent
-              x("backward", 60, 40), x("same", 70, 10), x("same", 70, 10),  # identical twins nest
-              x("next step", 100, 5), {"ph": "i", "name": "mark", "ts": 50, "pid": 1, "tid": 1, "s": "t"}]
+    events = [
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
+        x("step", 0, 100),
+        x("forward", 0, 60),
+        x("conv", 10, 20),
+        x("relu", 30, 30),  # ends with its parent
+        x("backward", 60, 40),
+        x("same", 70, 10),
+        x("same", 70, 10),  # identical twins nest
+        x("next step", 100, 5),
+        {"ph": "i", "name": "mark", "ts": 50, "pid": 1, "tid": 1, "s": "t"},
+    ]
     result = check_events(events)
     assert result.ok, result.as_dict()
     assert result.complete_events == 8 and result.threads == 1
@@ -50,10 +58,15 @@ def test_overlap_is_judged_in_perfettos_nanoseconds():
 
 
 def test_malformed_events_are_reported():
-    result = check_events([{"ph": "X", "name": "no dur", "ts": 1, "pid": 1, "tid": 1},
-                           {"ph": "X", "name": "negative", "ts": 1, "dur": -1, "pid": 1, "tid": 1},
-                           {"ph": "X", "name": "no ts", "dur": 1, "pid": 1, "tid": 1},
-                           {"name": "no ph"}, "not an object"])
+    result = check_events(
+        [
+            {"ph": "X", "name": "no dur", "ts": 1, "pid": 1, "tid": 1},
+            {"ph": "X", "name": "negative", "ts": 1, "dur": -1, "pid": 1, "tid": 1},
+            {"ph": "X", "name": "no ts", "dur": 1, "pid": 1, "tid": 1},
+            {"name": "no ph"},
+            "not an object",
+        ]
+    )
     assert not result.ok and len(result.problems) == 5
 
 
@@ -75,8 +88,12 @@ def test_command_line_exit_code(tmp_path):
     good.write_text(json.dumps({"traceEvents": [x("a", 0, 10)]}))
     bad.write_text(json.dumps({"traceEvents": [x("a", 0, 10), x("b", 5, 10)]}))
     for path, code in ((good, 0), (bad, 1)):
-        result = subprocess.run([sys.executable, "-m", "libreyolo_profile.store.decode.trace_check", str(path)],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "libreyolo_profile.store.decode.trace_check", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == code, result.stderr
         assert json.loads(result.stdout)["ok"] is (code == 0)
 
@@ -117,9 +134,30 @@ def test_real_traces_clean_and_not(trace):
 def test_measured_profile_trace_opens_cleanly(tmp_path):
     """The trace `infer` writes (torch's export of our capture) has no partial overlaps."""
     result = subprocess.run(
-        [sys.executable, "-m", "libreyolo_profile", "infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1",
-         "--runs", "3", "--no-overhead", "--project", str(tmp_path / "runs"), "--json"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=240, env=dict(os.environ))
+        [
+            sys.executable,
+            "-m",
+            "libreyolo_profile",
+            "infer",
+            "--device",
+            "cpu",
+            "--imgsz",
+            "64",
+            "--warmup",
+            "1",
+            "--runs",
+            "3",
+            "--no-overhead",
+            "--project",
+            str(tmp_path / "runs"),
+            "--json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=dict(os.environ),
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     written = tmp_path / "runs" / "infer" / "profile_trace.json"
     check = check_trace(written)

@@ -11,14 +11,21 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from libreyolo_profile.store.decode.events import EVENT_SCHEMA
+from libreyolo_profile.store.decode.events import EVENT_SCHEMA, ROOFLINE_SHAPED_OPS
 from libreyolo_profile.store.decode.limits import MAX_INFLATION_RATIO, MIN_INFLATED_CAP, DecodeSizes
 from libreyolo_profile.store.decode.parse import parse_trace
 from tests.conftest import require_traces
 
-TRACE_NAMES = ["a100_cutlass_adam_rank0", "v100_resnet50_workers0", "v100_resnet50_workers4",
-               "v100_resnet_ddp_ns_resolution", "h100_vit_image_classifier", "a100_alexnet_no_profilerstep",
-               "mi250_rocm_minitoy", "cpu_only_rank34"]
+TRACE_NAMES = [
+    "a100_cutlass_adam_rank0",
+    "v100_resnet50_workers0",
+    "v100_resnet50_workers4",
+    "v100_resnet_ddp_ns_resolution",
+    "h100_vit_image_classifier",
+    "a100_alexnet_no_profilerstep",
+    "mi250_rocm_minitoy",
+    "cpu_only_rank34",
+]
 BATCH_OPS = {"aten::conv2d", "aten::convolution", "aten::linear", "aten::matmul"}
 
 
@@ -32,6 +39,9 @@ def _text(value):
     if isinstance(value, _Number):
         return str(value) if "." not in value and "e" not in value.lower() else str(float(value))
     return str(value)
+
+
+JSON_COLUMNS = ("input_dims", "shape_dims", "input_types", "concrete_inputs")
 
 
 def reference_table(path: Path) -> pa.Table:
@@ -60,8 +70,26 @@ def reference_table(path: Path) -> pa.Table:
         rows["mem_reserved"].append(None if args.get("Total Reserved") is None else float(args["Total Reserved"]))
         rows["mem_device_type"].append(None if args.get("Device Type") is None else int(args["Device Type"]))
         rows["mem_device_id"].append(None if args.get("Device Id") is None else int(args["Device Id"]))
+        rows["mem_bytes"].append(None if args.get("Bytes") is None else float(args["Bytes"]))
+        rows["mem_addr"].append(_text(args.get("Addr")))
         dims = args.get("Input Dims") if e.get("name") in BATCH_OPS else None
         rows["input_dims"].append(None if dims is None else json.loads(json.dumps(dims)))
+        shaped = e.get("name") in ROOFLINE_SHAPED_OPS  # the ops sql/roofline_models.sql costs
+        for column, key in (
+            ("shape_dims", "Input Dims"),
+            ("input_types", "Input type"),
+            ("concrete_inputs", "Concrete Inputs"),
+        ):
+            value = args.get(key) if shaped else None
+            rows[column].append(None if value is None else json.loads(json.dumps(value)))
+        rows["copy_bytes"].append(None if args.get("bytes") is None else float(args["bytes"]))
+        # a collective's process group, message size and kind, as text (where recorded)
+        for column, key in (
+            ("pg_name", "Process Group Name"),
+            ("msg_nelems", "In msg nelems"),
+            ("collective", "Collective name"),
+        ):
+            rows[column].append(_text(args.get(key)))
     return rows
 
 
@@ -70,7 +98,7 @@ def assert_matches_reference(table: pa.Table, path: Path) -> None:
     assert table.schema == EVENT_SCHEMA
     for name in table.column_names:
         got = table[name].to_pylist()
-        if name == "input_dims":  # kept as written (whitespace and all): compare as JSON
+        if name in JSON_COLUMNS:  # kept as written (whitespace and all): compare as JSON
             got = [None if g is None else json.loads(g, parse_int=_Number, parse_float=_Number) for g in got]
         assert got == expected[name], f"column {name} differs from the reference"
 
@@ -97,7 +125,12 @@ def test_sub_microsecond_timestamps_survive(traces):
 def test_devices_rank_and_world_size(traces):
     parsed = parse_trace(traces / "a100_cutlass_adam_rank0.json.gz")
     assert parsed.rank == 0 and parsed.world_size == 16
-    assert parsed.devices[0] == {"device": "0", "name": "NVIDIA A100-SXM4-80GB", "total_mb": 84990623744 / 2**20}
+    assert parsed.devices[0] == {
+        "device": "0",
+        "name": "NVIDIA A100-SXM4-80GB",
+        "total_mb": 84990623744 / 2**20,
+        "num_sms": 108,
+    }
 
 
 @pytest.fixture
@@ -167,8 +200,10 @@ def test_other_json_layouts(plain_trace, tmp_path, layout):
 
 def test_braces_inside_names_with_small_pieces(tmp_path):
     lam = "void at::native::kernel<{lambda()#1}, {lambda(float)#2}>"
-    events = [{"ph": "X", "cat": "kernel", "name": lam if i % 2 else f"k{i}", "pid": 0, "tid": 7,
-               "ts": 1000 + i, "dur": 1} for i in range(400)]
+    events = [
+        {"ph": "X", "cat": "kernel", "name": lam if i % 2 else f"k{i}", "pid": 0, "tid": 7, "ts": 1000 + i, "dur": 1}
+        for i in range(400)
+    ]
     path = tmp_path / "compact.json"
     path.write_text(json.dumps({"traceEvents": events}, separators=(",", ":")).replace("},{", "}, {"))
     parsed = parse_trace(path, sizes=DecodeSizes(piece_bytes=128))
@@ -180,7 +215,7 @@ def test_cut_off_trace_recovers_a_prefix(plain_trace, tmp_path, capsys):
     full = parse_trace(plain_trace).events
     data = plain_trace.read_bytes()
     path = tmp_path / "cut.json"
-    path.write_bytes(data[:int(len(data) * 0.7)])
+    path.write_bytes(data[: int(len(data) * 0.7)])
     parsed = parse_trace(path)
     assert parsed.stats.truncated
     n = parsed.events.num_rows
@@ -192,8 +227,16 @@ def test_cut_off_trace_recovers_a_prefix(plain_trace, tmp_path, capsys):
 def test_typed_values_other_traces_use(tmp_path):
     """pid/tid as strings and numbers, string and float timestamps, ROCm stream ids."""
     events = [
-        {"ph": "X", "cat": "kernel", "name": "k", "pid": "Spans", "tid": "", "ts": "123.456789", "dur": 1.5,
-         "args": {"stream": "0x0", "device": 0, "correlation": 7}},
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "pid": "Spans",
+            "tid": "",
+            "ts": "123.456789",
+            "dur": 1.5,
+            "args": {"stream": "0x0", "device": 0, "correlation": 7},
+        },
         {"ph": "X", "cat": "cpu_op", "name": 17, "pid": 12, "tid": "12", "ts": "TS", "dur": 2},
         {"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 5, "s": "g"},
         {"ph": "f", "name": "flow", "id": 1, "pid": 1, "tid": 1, "ts": 5},
@@ -225,18 +268,26 @@ def synthetic(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("where", ["before", "after_key", "after_bracket", "after_brace", "after_comma",
-                                   "before_close", "after_close", "at_end"])
+@pytest.mark.parametrize(
+    "where",
+    ["before", "after_key", "after_bracket", "after_brace", "after_comma", "before_close", "after_close", "at_end"],
+)
 def test_whitespace_runs_anywhere_leave_the_table_alone(synthetic, tmp_path, where):
     """Runs of whitespace wherever JSON allows it, many blocks long: the same table as without, and
     the text after the events (the header's other fields) still read."""
     clean = synthetic.read_bytes()
     expected = parse_trace(synthetic)
     first_event_end = clean.index(b"},\n") + 1
-    at = {"before": 0, "after_key": clean.index(b'"traceEvents":') + len(b'"traceEvents":'),
-          "after_bracket": clean.index(b"[") + 1, "after_brace": first_event_end,
-          "after_comma": first_event_end + 1, "before_close": clean.rindex(b"]"),
-          "after_close": clean.rindex(b"]") + 1, "at_end": len(clean)}[where]
+    at = {
+        "before": 0,
+        "after_key": clean.index(b'"traceEvents":') + len(b'"traceEvents":'),
+        "after_bracket": clean.index(b"[") + 1,
+        "after_brace": first_event_end,
+        "after_comma": first_event_end + 1,
+        "before_close": clean.rindex(b"]"),
+        "after_close": clean.rindex(b"]") + 1,
+        "at_end": len(clean),
+    }[where]
     path = tmp_path / "spaced.json"
     path.write_bytes(clean[:at] + RUN + clean[at:])
     parsed = parse_trace(path, limits=Limits(max_event_bytes=64 << 10), sizes=DecodeSizes(block_bytes=1024))

@@ -6,24 +6,38 @@ evidence, found by reading the events (issue 12)."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import cli_json, run_cli
+
 from libreyolo_profile.store.document.verdict import CPU_BLAME_BOUNDS, GPU_BLAME_BOUNDS, decide
 
 
 def gpu_metrics(step_ms: float = 100.0, **blame: float) -> dict:
     """A GPU profile's metrics whose blame is `blame` (cause → %), every other cause 0."""
-    return {"step_ms": step_ms, "gpu_util_pct": 50.0,
-            **{f"blame_{cause}_pct": 0.0 for cause in GPU_BLAME_BOUNDS},
-            **{f"blame_{cause}_pct": share for cause, share in blame.items()}}
+    return {
+        "step_ms": step_ms,
+        "gpu_util_pct": 50.0,
+        **{f"blame_{cause}_pct": 0.0 for cause in GPU_BLAME_BOUNDS},
+        **{f"blame_{cause}_pct": share for cause, share in blame.items()},
+    }
 
 
-@pytest.mark.parametrize("cause, bound", [
-    ("sync_bubble", "sync"), ("launching", "host-launch"), ("dataload", "dataloader"), ("cpu_work", "host-cpu"),
-    ("allocator", "cold-start"), ("module_loading", "cold-start"), ("unexplained_idle", "idle-window"),
-    ("gemm_conv", "gpu-compute"), ("attention", "gpu-compute"), ("memory_bound", "gpu-memory"),
-    ("communication", "communication"), ("memcpy_memset", "transfer"),
-])
+@pytest.mark.parametrize(
+    "cause, bound",
+    [
+        ("sync_bubble", "sync"),
+        ("launching", "host-launch"),
+        ("dataload", "dataloader"),
+        ("cpu_work", "host-cpu"),
+        ("allocator", "cold-start"),
+        ("module_loading", "cold-start"),
+        ("unexplained_idle", "idle-window"),
+        ("gemm_conv", "gpu-compute"),
+        ("attention", "gpu-compute"),
+        ("memory_bound", "gpu-memory"),
+        ("communication", "communication"),
+        ("memcpy_memset", "transfer"),
+    ],
+)
 def test_the_largest_cause_picks_the_verdict_and_is_quoted_in_ms(cause, bound):
     # two runners-up that support two other verdicts (two causes of one verdict would add up past 40%)
     first = next(c for c in GPU_BLAME_BOUNDS if GPU_BLAME_BOUNDS[c] != bound)
@@ -56,10 +70,17 @@ def test_thrashing_still_wins_and_no_blame_keeps_the_ordered_rules():
     assert decide(no_blame, "train", True, None)["bound"] == "dataloader"
 
 
-@pytest.mark.parametrize("cause, bound", [
-    ("cpu_gemm_conv", "cpu-compute"), ("cpu_other_ops", "cpu-compute"), ("framework_overhead", "cpu-overhead"),
-    ("cpu_communication", "communication"), ("dataload", "dataloader"), ("unexplained_idle", "idle-window"),
-])
+@pytest.mark.parametrize(
+    "cause, bound",
+    [
+        ("cpu_gemm_conv", "cpu-compute"),
+        ("cpu_other_ops", "cpu-compute"),
+        ("framework_overhead", "cpu-overhead"),
+        ("cpu_communication", "communication"),
+        ("dataload", "dataloader"),
+        ("unexplained_idle", "idle-window"),
+    ],
+)
 def test_cpu_profiles_map_their_own_causes(cause, bound):
     m = {"step_ms": 50.0, **{f"blame_{c}_pct": 0.0 for c in CPU_BLAME_BOUNDS}, f"blame_{cause}_pct": 70.0}
     other = next(c for c in CPU_BLAME_BOUNDS if CPU_BLAME_BOUNDS[c] != bound)
@@ -68,6 +89,7 @@ def test_cpu_profiles_map_their_own_causes(cause, bound):
 
 
 # --- expert expectations on the shared traces (skipped where ../shared/traces is absent) ---------------
+
 
 def blamed(path, cause: str) -> float:
     return cli_json("get", str(path), f"blame_{cause}_pct")["value"]
@@ -112,9 +134,16 @@ def test_summary_draws_the_blame_per_step_and_in_total_beside_the_verdict(trace)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     bars = [line for line in lines if line.startswith("step ") and "▕" in line and line.endswith(" ms")]
-    assert len(bars) == 5 and all(line.count("█") == 60 for line in bars)  # every step's bar is full width
+    # every step's bar is full width; piped, each cause has its own fill (readers/report_text.PATTERNS)
+    from libreyolo_profile.readers.report_text import PATTERNS
+
+    def cells(line: str) -> int:
+        return sum(line.split("▕", 1)[1].split("▏", 1)[0].count(p) for p in PATTERNS)
+
+    assert len(bars) == 5 and all(cells(line) == 60 for line in bars)
     total = next(line for line in lines if line.startswith("total "))
-    assert total.count("█") == 60 and total.endswith("verdict: sync")
+    assert cells(total) == 60 and total.endswith("verdict: sync")
+    assert len({c for c in total.split("▕", 1)[1].split("▏", 1)[0]}) > 1  # not one colourless block
     assert f"sync_bubble {document['blame']['total']['sync_bubble']:.0f}%" in text.stdout
 
 
@@ -132,6 +161,42 @@ def test_report_draws_the_blame_per_step_and_in_total_beside_the_verdict(trace, 
     assert len(charts) == 1 + 5  # the total, then each of the 5 steps
     assert 'data-blame-verdict="sync"' in page
     total = cli_json("summary", str(path))["blame"]["total"]
-    widths = {m.group(2): float(m.group(1)) for m in re.finditer(
-        r'<rect class="seg" x="[^"]*" y="2" width="([^"]*)"[^>]*><title>([a-z_]+):', charts[0])}
+    widths = {
+        m.group(2): float(m.group(1))
+        for m in re.finditer(r'<rect class="seg" x="[^"]*" y="2" width="([^"]*)"[^>]*><title>([a-z_]+):', charts[0])
+    }
     assert widths["sync_bubble"] / 900 == pytest.approx(total["sync_bubble"] / sum(total.values()), abs=1e-4)
+
+
+# --- issue 24: host work is named, collectives beside the step make a training profile ----------------
+
+
+def test_recorded_python_is_host_work_and_its_frame_is_named(tmp_path):
+    """A 100 µs inference call whose device idles 80 µs inside one Python frame (with_stack): host-cpu, naming the
+    frame and its ms — not idle-window, 'nothing recorded'."""
+    from tests.synthetic_traces import GEMM_TENSORCORE, annotation, kernel, op, python_frame, runtime, write_trace
+
+    frame = "transformers/image_transforms.py(390): normalize"
+    events = [
+        annotation("ProfilerStep#1", 0, 100),
+        op("aten::mm", 0, 10),
+        runtime("cudaLaunchKernel", 2, 2, 1),
+        kernel(GEMM_TENSORCORE, 10, 10, 1),
+        python_frame(frame, 20, 80),
+    ]
+    doc = cli_json("summary", str(write_trace(tmp_path / "t.json", events)))
+    assert doc["verdict"]["bound"] == "host-cpu"
+    assert "python 80.0% (0.08 ms" in doc["verdict"]["reason"]
+    assert (
+        f"most of it in `{frame}`, 0.08 ms per call"
+    )  # an inference profile: its step is a call in doc["verdict"]["reason"]
+    assert doc["blame"]["total"].get("unexplained_idle", 0) == 0
+
+
+def test_gloo_all_reduce_beside_the_step_is_training(trace):
+    """cpu_only_rank34: a ProfilerStep on thread 1074 while gloo:all_reduce runs on threads 3553/3554
+    (DDP's reducer reducing gradient buckets): a training step, not a 210 ms inference latency."""
+    doc = cli_json("summary", str(trace("cpu_only_rank34")))
+    assert doc["profile"]["kind"] == "train"
+    assert doc["verdict"]["bound"] == "communication"
+    assert "latency_p50_ms" not in doc["metrics"] or doc["metrics"].get("latency_p50_ms") is None

@@ -11,14 +11,17 @@ import uuid
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import require_traces, run_cli
 
 UTIL_THRESHOLD = 80.0  # SPEC §5/§6: below it launches, at or above it GPU work
 # SPEC §11: with a blame, the bottleneck of an indirect verdict is the blame share of its causes, and the
 # step never shrinks below the device work left on its critical path (the device-busy causes of the blame)
-BOTTLENECK_CAUSES = {"sync": ("sync_bubble",), "dataloader": ("dataload",),
-                     "cold-start": ("allocator", "module_loading"), "idle-window": ("unexplained_idle",)}
+BOTTLENECK_CAUSES = {
+    "sync": ("sync_bubble",),
+    "dataloader": ("dataload",),
+    "cold-start": ("allocator", "module_loading", "startup"),
+    "idle-window": ("unexplained_idle",),
+}
 DEVICE_CAUSES = ("gemm_conv", "attention", "memory_bound", "device_other", "communication", "memcpy_memset")
 
 
@@ -44,43 +47,64 @@ def inputs(traces, tmp_path_factory):
             listing = run_cli("get", str(path), "--json", env=env)
             assert listing.returncode == 0, listing.stderr
             home = cache / "libreyolo-profile" / "traces" / trace_key(path)
-            found[name] = {"env": env, "path": path,
-                           "metrics": {k: v["value"] for k, v in json.loads(listing.stdout).items()},
-                           "kernels": pq.read_table(home / "kernels.parquet").to_pylist(),
-                           "doc": json.loads((home / "profile.json").read_text())}
+            found[name] = {
+                "env": env,
+                "path": path,
+                "metrics": {k: v["value"] for k, v in json.loads(listing.stdout).items()},
+                "kernels": pq.read_table(home / "kernels.parquet").to_pylist(),
+                "doc": json.loads((home / "profile.json").read_text()),
+            }
         return found[name]
+
     return read
 
 
 def expected(metrics: dict, kernels: list[dict], category: str | None, launches: int | None) -> dict:
-    """SPEC §6 as §11 amends it, for the verdicts these traces carry: a launch costs the blame's launching
-    time per step ÷ launches per step; an indirect verdict caps the saving at step − its blamed time; no
-    saving goes past the device work that remains (device-busy blame − the GPU time removed)."""
+    """SPEC §6 as §11 and issue 24 amend it, for the verdicts these traces carry: removing a category frees
+    the time it alone held its device (category_exclusive_ms_per_step, one figure per device), plus under the
+    launch model its launches at the steady-state launch cost (cold first launches left out), at most the
+    blame's launching time; N launches removed, at most their share (N ÷ launches per step) of it; an indirect
+    verdict caps the saving at step − its blamed time; no saving goes past the device work that remains
+    (device-busy blame − the exclusive time removed). The blame's shares are ms of the blame's own step."""
     bound, util = metrics["bound"], metrics["gpu_util_pct"]
-    gap, step = metrics["kernel_gap_us"], metrics["step_ms"]
-    launch_cost = metrics["blame_launching_pct"] * step * 10 / metrics["launches_per_step"]  # µs per launch
+    gap, step, blame_step = metrics["kernel_gap_us"], metrics["step_ms"], metrics["blame_step_ms"]
+    launching_ms = metrics["blame_launching_pct"] * blame_step / 100
+    launch_cost = metrics["steady_launch_us"]
+    if launch_cost is None:
+        launch_cost = metrics["blame_launching_pct"] * blame_step * 10 / metrics["launches_per_step"]  # µs/launch
     launch_model = bound == "host-launch" or (bound not in ("gpu-compute", "gpu-memory") and util < UTIL_THRESHOLD)
     parts, gpu_removed = [], 0.0
     if category is not None:
         rows = [k for k in kernels if k["category"] == category]
-        calls, gpu_ms = sum(k["calls_per_step"] for k in rows), sum(k["ms_per_step"] for k in rows)
-        parts.append(calls * launch_cost / 1000 if launch_model else gpu_ms)
-        gpu_removed += gpu_ms
+        calls = sum(k["calls_per_step"] for k in rows)
+        exclusive = sum({k["device"]: k["category_exclusive_ms_per_step"] for k in rows}.values())
+        parts.append(exclusive + min(calls * launch_cost / 1000, launching_ms) if launch_model else exclusive)
+        gpu_removed += exclusive
     if launches is not None:
-        parts.append(launches * (launch_cost if launch_model else gap) / 1000)
+        own_share = launching_ms * launches / metrics["launches_per_step"]
+        parts.append(min(launches * launch_cost / 1000, own_share) if launch_model else launches * gap / 1000)
         gpu_removed += 0.0 if launch_model else launches * gap / 1000
     cap = step
     if bound in BOTTLENECK_CAUSES:
-        cap = step * (1 - sum(metrics[f"blame_{c}_pct"] or 0 for c in BOTTLENECK_CAUSES[bound]) / 100)
-    device_busy = step * sum(metrics[f"blame_{c}_pct"] or 0 for c in DEVICE_CAUSES) / 100
+        cap = step - blame_step * sum(metrics[f"blame_{c}_pct"] or 0 for c in BOTTLENECK_CAUSES[bound]) / 100
+    device_busy = blame_step * sum(metrics[f"blame_{c}_pct"] or 0 for c in DEVICE_CAUSES) / 100
     remaining_device = max(device_busy - gpu_removed, 0.0)
-    cap = min(cap, step - remaining_device)
+    cap = max(min(cap, step - remaining_device), 0.0)  # a saving is never negative
     saved = min(sum(parts), cap)
-    return {"parts": parts, "saved": saved, "cap": cap, "capped": sum(parts) > cap, "remaining": remaining_device,
-            "model": "launches" if launch_model else "gpu-work",
-            "projected_step": step - saved,
-            "projected_throughput": (None if metrics["throughput_img_s"] is None  # h100: no images per step
-                                     else metrics["throughput_img_s"] * step / (step - saved))}
+    return {
+        "parts": parts,
+        "saved": saved,
+        "cap": cap,
+        "capped": sum(parts) > cap,
+        "remaining": remaining_device,
+        "model": "launches" if launch_model else "gpu-work",
+        "projected_step": step - saved,
+        "projected_throughput": (
+            None
+            if metrics["throughput_img_s"] is None  # h100: no images per step
+            else metrics["throughput_img_s"] * step / (step - saved)
+        ),
+    }
 
 
 def what_if(data: dict, *args: str) -> dict:
@@ -105,8 +129,9 @@ def test_saving_follows_the_formula_of_the_profiles_verdict(inputs, name, bound,
     data = inputs(name)
     category, launches = options
     assert data["metrics"]["bound"] == bound
-    args = (["--remove-category", category] if category else []) + \
-           (["--remove-launches", str(launches)] if launches else [])
+    args = (["--remove-category", category] if category else []) + (
+        ["--remove-launches", str(launches)] if launches else []
+    )
     got = what_if(data, *args)
     want = expected(data["metrics"], data["kernels"], category, launches)
     assert got["model"]["name"] == want["model"]
@@ -125,7 +150,8 @@ def test_saving_follows_the_formula_of_the_profiles_verdict(inputs, name, bound,
     if category:
         part = got["parts"][0]
         assert part["launches_removed"] == pytest.approx(
-            sum(k["calls_per_step"] for k in data["kernels"] if k["category"] == category))
+            sum(k["calls_per_step"] for k in data["kernels"] if k["category"] == category)
+        )
     caveat = got["caveat"]
     assert "approximation" in caveat and "second measurement" in caveat
     if bound not in ("host-launch", "gpu-compute", "gpu-memory"):
@@ -137,8 +163,9 @@ def test_sync_bound_text_output_prints_the_projection(inputs):
     caveat naming the sync bottleneck and the device work that remains."""
     data = inputs("a100_cutlass_adam_rank0")
     want = expected(data["metrics"], data["kernels"], "elementwise", 100)
-    result = run_cli("what-if", str(data["path"]), "--remove-category", "elementwise", "--remove-launches", "100",
-                     env=data["env"])
+    result = run_cli(
+        "what-if", str(data["path"]), "--remove-category", "elementwise", "--remove-launches", "100", env=data["env"]
+    )
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
     assert f"saving: {want['saved']:.3f} ms per step" in text
@@ -150,7 +177,8 @@ def test_sync_bound_text_output_prints_the_projection(inputs):
 
 
 def test_a_gpu_bound_verdict_models_gpu_work_removed(inputs, tmp_path):
-    """The same real tables under a gpu-memory verdict: category → its GPU ms, N → N × kernel_gap_us."""
+    """The same real tables under a gpu-memory verdict: category → the time it alone held the device,
+    N → N × kernel_gap_us."""
     from libreyolo_profile.store.disk.writer import write_directory
 
     data = inputs("v100_resnet50_workers4")
@@ -159,12 +187,23 @@ def test_a_gpu_bound_verdict_models_gpu_work_removed(inputs, tmp_path):
     doc["metrics"]["bound"] = "gpu-memory"
     doc["generation"] = uuid.uuid4().hex
     write_directory(doc, tmp_path / "gpu")
-    result = run_cli("what-if", str(tmp_path / "gpu"), "--remove-category", "elementwise", "--remove-launches", "100",
-                     "--json", env=data["env"])
+    result = run_cli(
+        "what-if",
+        str(tmp_path / "gpu"),
+        "--remove-category",
+        "elementwise",
+        "--remove-launches",
+        "100",
+        "--json",
+        env=data["env"],
+    )
     assert result.returncode == 0, result.stderr
     got = json.loads(result.stdout)
     m = data["metrics"]
-    elementwise_ms = sum(k["ms_per_step"] for k in data["kernels"] if k["category"] == "elementwise")
+    # the time elementwise kernels alone held the device (issue 24: overlap with other work is kept)
+    elementwise_ms = next(
+        k["category_exclusive_ms_per_step"] for k in data["kernels"] if k["category"] == "elementwise"
+    )
     assert got["model"]["name"] == "gpu-work"
     assert [p["saved_ms"] for p in got["parts"]] == pytest.approx([elementwise_ms, 100 * m["kernel_gap_us"] / 1000])
     assert got["parts"][1]["gpu_ms_removed"] == pytest.approx(100 * m["kernel_gap_us"] / 1000)
@@ -193,8 +232,15 @@ def test_usage_errors_exit_2_with_what_would_be_valid(inputs, traces):
     assert "no launches" in fails("--remove-launches", "1", path=cpu)
 
 
-GPU_TRACES = ["a100_alexnet_no_profilerstep", "a100_cutlass_adam_rank0", "h100_vit_image_classifier",
-              "mi250_rocm_minitoy", "v100_resnet50_workers0", "v100_resnet50_workers4", "v100_resnet_ddp_ns_resolution"]
+GPU_TRACES = [
+    "a100_alexnet_no_profilerstep",
+    "a100_cutlass_adam_rank0",
+    "h100_vit_image_classifier",
+    "mi250_rocm_minitoy",
+    "v100_resnet50_workers0",
+    "v100_resnet50_workers4",
+    "v100_resnet_ddp_ns_resolution",
+]
 
 
 @pytest.mark.parametrize("name", GPU_TRACES)
@@ -211,8 +257,85 @@ def test_projection_never_goes_below_the_device_work_that_remains(inputs, name):
     launches = int(m["launches_per_step"])
     got = what_if(data, "--remove-category", heaviest, "--remove-launches", str(launches))
     want = expected(m, kernels, heaviest, launches)
-    device_busy = m["step_ms"] * sum(m[f"blame_{c}_pct"] or 0 for c in DEVICE_CAUSES) / 100
+    device_busy = m["blame_step_ms"] * sum(m[f"blame_{c}_pct"] or 0 for c in DEVICE_CAUSES) / 100
     assert device_busy > 0
     assert got["inputs"]["remaining_device_ms"] == pytest.approx(want["remaining"])
     assert got["projected"]["step_ms"] >= want["remaining"] - 1e-6
     assert got["saved_ms"] == pytest.approx(want["saved"])
+
+
+# --- issue 24 (f): the invariants, against the raw events ------------------------------------------------
+
+
+def _union(intervals: list[tuple[int, int]]) -> int:
+    total, end = 0, None
+    for s, e in sorted(intervals):
+        if end is None or s > end:
+            total, end = total + (e - s), e
+        elif e > end:
+            total, end = total + (e - end), e
+    return total
+
+
+@pytest.mark.parametrize("name", GPU_TRACES)
+def test_removing_a_category_frees_at_most_its_exclusive_time(inputs, name):
+    """For every category of every shared GPU trace: the projection never goes below the union of the device
+    work that remains, and never more is saved than the time the removed work alone held the device (plus,
+    under the launch model, its launches at the steady-state launch cost). Both figures come from the raw
+    events (tests/blame_reference.py's steps and device intervals); only the name → category mapping is the
+    product's kernels table."""
+    from tests import blame_reference
+
+    data = inputs(name)
+    category_of = {k["name"]: k["category"] for k in data["kernels"]}
+    windows, device = blame_reference.steps_and_device_work(data["path"])
+
+    def busy_ms(keep) -> float:
+        ns = sum(
+            _union([(max(s, ws), min(e, we)) for s, e, n in device if keep(n) and s < we and e > ws])
+            for ws, we in windows
+        )
+        return ns / 1e6 / len(windows)
+
+    everything = busy_ms(lambda n: True)
+    for category in sorted({k["category"] for k in data["kernels"] if k["activity"] == "kernel"}):
+        got = what_if(data, "--remove-category", category)
+        remaining = busy_ms(lambda n, removed=category: category_of.get(n) != removed)
+        exclusive = everything - remaining
+        part = got["parts"][0]
+        launch_part = (
+            part["launches_removed"] * (got["inputs"]["steady_launch_us"] or 0) / 1000
+            if got["model"]["name"] == "launches"
+            else 0.0
+        )
+        assert got["projected"]["step_ms"] >= remaining - 1e-6, (category, got["projected"], remaining)
+        assert got["saved_ms"] <= exclusive + launch_part + 1e-6, (category, got["saved_ms"], exclusive)
+
+
+@pytest.mark.parametrize("name", GPU_TRACES)
+def test_removing_launches_frees_at_most_their_exclusive_time(inputs, name):
+    """Remove 1, half and every launch of the step on every shared GPU trace: the projection never goes below
+    the union of the device work (launches removed, the work stays), and never more is saved than the removed
+    launches held the step alone: under the launch model their share of the host's launching time while the
+    device idled, under the GPU-work model the device's idle time. Both from the raw events
+    (tests/blame_reference.py's blame and device intervals)."""
+    from tests import blame_reference
+
+    data = inputs(name)
+    windows, device = blame_reference.steps_and_device_work(data["path"])
+    blamed = blame_reference.blame(data["path"])
+    steps = len(windows)
+    busy = sum(_union([(max(s, ws), min(e, we)) for s, e, _ in device if s < we and e > ws]) for ws, we in windows)
+    busy_ms = busy / 1e6 / steps
+    launching_ms = sum(b["causes"].get("launching", 0) for b in blamed.values()) / 1e6 / steps
+    blame_step_ms = sum(b["wall_ns"] for b in blamed.values()) / 1e6 / steps
+    per_step = int(data["metrics"]["launches_per_step"])
+    for launches in sorted({1, max(per_step // 2, 1), per_step}):
+        got = what_if(data, "--remove-launches", str(launches))
+        assert got["saved_ms"] >= 0
+        assert got["projected"]["step_ms"] >= busy_ms - 1e-6, (launches, got["projected"], busy_ms)
+        if got["model"]["name"] == "launches":
+            most = launching_ms * launches / data["metrics"]["launches_per_step"]
+        else:
+            most = blame_step_ms - busy_ms
+        assert got["saved_ms"] <= most + 1e-6, (launches, got["model"]["name"], got["saved_ms"], most)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import ON_CI, REPO, cli_json, run_cli
 
-from conftest import REPO, cli_json, run_cli
 from tests.bad_inputs.make_bad_inputs import T0, clean_events, kineto_text
 
 MARKER = '<meta name="generator" content="libreyolo-profile report">'
@@ -37,10 +37,20 @@ def inference_trace(path: Path) -> Path:
     events = []
     for step in range(12):
         start = T0 + step * 1000
-        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
-                       "ts": start, "dur": 900})
-        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1,
-                       "ts": start + 100, "dur": 600})
+        events.append(
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": f"ProfilerStep#{step}",
+                "pid": 1,
+                "tid": 1,
+                "ts": start,
+                "dur": 900,
+            }
+        )
+        events.append(
+            {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1, "ts": start + 100, "dur": 600}
+        )
     path.write_bytes(kineto_text(events, header={"schemaVersion": 1}))
     return path
 
@@ -162,8 +172,9 @@ def test_report_onto_its_own_trace_is_refused_even_with_force(ws):
     for extra in ((), ("--force",)):
         one_line_error(run_cli("report", str(trace), "--out", str(trace), *extra, cwd=ws), "input of this command")
     profile = ws / "p" / "infer" / "profile.json"
-    one_line_error(run_cli("report", str(profile.parent), "--out", str(profile), "--force", cwd=ws),
-                   "input of this command")
+    one_line_error(
+        run_cli("report", str(profile.parent), "--out", str(profile), "--force", cwd=ws), "input of this command"
+    )
     assert tree(ws) == before
 
 
@@ -221,7 +232,16 @@ def test_a_second_import_goes_to_the_next_name_and_keeps_the_first(ws):
 
 def test_three_concurrent_imports_give_three_profiles(tmp_path):
     trace = inference_trace(tmp_path / "t.json")
-    command = [sys.executable, "-m", "libreyolo_profile", "import", str(trace), "--project", str(tmp_path / "p"), "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "libreyolo_profile",
+        "import",
+        str(trace),
+        "--project",
+        str(tmp_path / "p"),
+        "--json",
+    ]
     procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], [err for _, err in outputs]
@@ -314,15 +334,33 @@ def test_every_writer_changes_only_its_output(ws):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("libreyolo") is None or importlib.util.find_spec("torch") is None,
-                    reason="libreyolo/torch not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("libreyolo") is None or importlib.util.find_spec("torch") is None,
+    reason="libreyolo/torch not installed",
+)
 def test_a_real_infer_into_an_occupied_project_writes_infer2(ws):
     """One tiny real measurement: the imported profile in p/infer stays byte-identical."""
     env = {"LIBREYOLO_PROFILE_OFFLINE": "1", "PYTHONPATH": str(REPO), "HOME": str(ws / "home")}
     (ws / "home").mkdir()
     before = tree(ws)
-    result = run_cli("infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "2", "--no-overhead",
-                     "--project", str(ws / "p"), "--json", cwd=ws, env=env, timeout=600)
+    result = run_cli(
+        "infer",
+        "--device",
+        "cpu",
+        "--imgsz",
+        "64",
+        "--warmup",
+        "1",
+        "--runs",
+        "2",
+        "--no-overhead",
+        "--project",
+        str(ws / "p"),
+        "--json",
+        cwd=ws,
+        env=env,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["profile"]["path"] == str(ws / "p" / "infer2" / "profile.json")
@@ -330,3 +368,170 @@ def test_a_real_infer_into_an_occupied_project_writes_infer2(ws):
     diff = changed(before, tree(ws))
     assert all(_allowed(p, {ws / "p" / "infer2", ws / "home"}) for p in diff), sorted(diff)
     assert (ws / "p" / "infer2" / "report.html").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# property, on the hostile side (issue 22): a refused write changes nothing at all, a bulk import only
+# its own directories, whatever the inputs say about themselves
+
+
+def _hostile_writers(ws: Path) -> list[tuple[str, list[str], int, set[Path], set[Path]]]:
+    """(name, CLI arguments, exit code, paths allowed to change with all below them, paths allowed to
+    appear themselves) for writers pointed at what they must not harm."""
+    p, bulk, foreign = ws / "p", ws / "bulk", ws / "foreign"
+    climb, absolute = str(ws / "climb.json"), str(ws / "absolute.json")
+    return [
+        ("import, kind ../../outside", ["import", climb, "--project", str(p / "sub")], 1, set(), set()),
+        ("import, kind absolute, --exist-ok", ["import", absolute, "--project", str(p), "--exist-ok"], 1, set(), set()),
+        (
+            "import --exist-ok onto a foreign directory",
+            ["import", str(ws / "t.json"), "--project", str(foreign), "--exist-ok"],
+            2,
+            set(),
+            set(),
+        ),
+        (
+            "infer --exist-ok onto a foreign directory",
+            ["infer", "--device", "cpu", "--project", str(foreign), "--exist-ok"],
+            2,
+            set(),
+            set(),
+        ),
+        (
+            "run --exist-ok onto a foreign directory",
+            ["run", "coco128", "--device", "cpu", "--project", str(foreign), "--exist-ok"],
+            2,
+            set(),
+            set(),
+        ),
+        (
+            "bulk import --jobs 2",
+            [
+                "import",
+                str(ws / "t.json"),
+                str(ws / "train.json"),
+                climb,
+                absolute,
+                "--project",
+                str(bulk),
+                "--jobs",
+                "2",
+            ],
+            1,
+            {bulk / "t", bulk / "train"},
+            {bulk},
+        ),
+        (
+            "bulk import --jobs 2 --exist-ok",
+            [
+                "import",
+                str(ws / "t.json"),
+                str(ws / "train.json"),
+                climb,
+                "--project",
+                str(bulk),
+                "--jobs",
+                "2",
+                "--exist-ok",
+            ],
+            1,
+            {bulk / "t" / "infer", bulk / "train" / "train"},
+            set(),
+        ),
+    ]
+
+
+def test_hostile_writes_change_nothing_but_their_own_output(ws):
+    (ws / "train.json").write_bytes(kineto_text(clean_events()))
+    doc = json.loads((ws / "p" / "infer" / "profile.json").read_text())
+    victim = ws / "victim"
+    victim.mkdir()
+    (victim / "profile.json").write_text("mine\n")
+    (victim / "report.html").write_text("<p>mine</p>\n")
+    (ws / "climb.json").write_text(json.dumps(dict(doc, kind="../../outside")))
+    (ws / "absolute.json").write_text(json.dumps(dict(doc, kind=str(victim))))
+    for kind in ("infer", "train"):  # the user's files named like ours, and no profile.json
+        (ws / "foreign" / kind).mkdir(parents=True)
+        (ws / "foreign" / kind / "report.html").write_text("<p>my page</p>\n")
+        (ws / "foreign" / kind / "kernels.parquet").write_text("my table\n")
+    watched = (ws, ws.parent / "outside")
+    for name, args, code, subtrees, exact in _hostile_writers(ws):
+        before = tree(*watched)
+        result = run_cli(*args, cwd=ws, timeout=300)
+        assert result.returncode == code, (name, result.returncode, result.stderr)
+        assert "Traceback" not in result.stderr, (name, result.stderr)
+        diff = changed(before, tree(*watched))
+        assert all(_allowed(p, subtrees) or p in {str(e) for e in exact} for p in diff), (name, sorted(diff))
+        assert not (ws.parent / "outside").exists(), name
+    assert sorted(p.name for p in (ws / "bulk").iterdir()) == ["t", "train"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("libreyolo") is None or importlib.util.find_spec("torch") is None,
+    reason="libreyolo/torch not installed",
+)
+def test_infer_repeat_changes_only_its_output(ws):
+    """`infer --repeat 2` (a fresh process per trial): only <project>/infer2 appears; no trial workspace stays."""
+    env = {"LIBREYOLO_PROFILE_OFFLINE": "1", "PYTHONPATH": str(REPO), "HOME": str(ws / "home")}
+    (ws / "home").mkdir()
+    before = tree(ws)
+    result = run_cli(
+        "infer",
+        "--device",
+        "cpu",
+        "--imgsz",
+        "64",
+        "--warmup",
+        "1",
+        "--runs",
+        "2",
+        "--repeat",
+        "2",
+        "--no-overhead",
+        "--project",
+        str(ws / "p"),
+        "--json",
+        cwd=ws,
+        env=env,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["profile"]["path"] == str(ws / "p" / "infer2" / "profile.json")
+    diff = changed(before, tree(ws))
+    assert all(_allowed(p, {ws / "p" / "infer2", ws / "home"}) for p in diff), sorted(diff)
+    assert sorted(p.name for p in (ws / "p").iterdir()) == ["infer", "infer2"]
+
+
+def test_dask_bulk_import_of_hostile_inputs_changes_only_its_output(ws):
+    """The bulk import above, run on a real Dask cluster (a LocalCluster of two worker processes):
+    the hostile kinds fail their own inputs, and nothing but the project's two new profiles appears."""
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        if ON_CI:
+            pytest.fail("CI=true but the [dask] extra (dask[distributed]) is missing")
+        pytest.skip("needs the [dask] extra")
+    (ws / "train.json").write_bytes(kineto_text(clean_events()))
+    doc = json.loads((ws / "p" / "infer" / "profile.json").read_text())
+    victim = ws / "victim"
+    victim.mkdir()
+    (victim / "report.html").write_text("<p>mine</p>\n")
+    (ws / "climb.json").write_text(json.dumps(dict(doc, kind="../../outside")))
+    (ws / "absolute.json").write_text(json.dumps(dict(doc, kind=str(victim))))
+    project = ws / "dask"
+    inputs = [str(ws / n) for n in ("t.json", "train.json", "climb.json", "absolute.json")]
+    watched = (ws, ws.parent / "outside")
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
+    try:
+        before = tree(*watched)
+        result = run_cli(
+            "import", *inputs, "--project", str(project), "--scheduler", cluster.scheduler_address, cwd=ws, timeout=300
+        )
+    finally:
+        cluster.close()
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    diff = changed(before, tree(*watched))
+    assert all(_allowed(p, {project / "t", project / "train"}) or p == str(project) for p in diff), sorted(diff)
+    assert sorted(p.name for p in project.iterdir()) == ["t", "train"]
+    assert not (ws.parent / "outside").exists()

@@ -32,27 +32,90 @@ def clean_events(steps: int = 12) -> list[dict]:
     events, corr, t = [], 1, T0
     for step in range(steps):
         start = t
-        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
-                       "ts": start, "dur": 900, "args": {"External id": 10_000 + step}})
-        ops = [("aten::conv2d", 100, 200), ("aten::relu", 320, 60), ("aten::linear", 400, 150),
-               ("autograd::engine::evaluate_function: AddmmBackward0", 600, 200)]
+        events.append(
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": f"ProfilerStep#{step}",
+                "pid": 1,
+                "tid": 1,
+                "ts": start,
+                "dur": 900,
+                "args": {"External id": 10_000 + step},
+            }
+        )
+        ops = [
+            ("aten::conv2d", 100, 200),
+            ("aten::relu", 320, 60),
+            ("aten::linear", 400, 150),
+            ("autograd::engine::evaluate_function: AddmmBackward0", 600, 200),
+        ]
         for name, offset, dur in ops:
             args = {"External id": corr}
             if name in ("aten::conv2d", "aten::linear"):
                 args["Input Dims"] = [[4, 3, 32, 32], [8, 3, 3, 3]]
-            events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1,
-                           "ts": start + offset, "dur": dur, "args": args})
-            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                           "ts": start + offset + 5, "dur": 8.125, "args": {"correlation": corr, "cbid": 211}})
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "cpu_op",
+                    "name": name,
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": start + offset,
+                    "dur": dur,
+                    "args": args,
+                }
+            )
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": start + offset + 5,
+                    "dur": 8.125,
+                    "args": {"correlation": corr, "cbid": 211},
+                }
+            )
             kernel = "volta_sgemm_128x64_nn" if "conv" in name or "linear" in name else "vectorized_elementwise_kernel"
-            events.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7,
-                           "ts": start + offset + 20.5, "dur": dur * 0.8,
-                           "args": {"correlation": corr, "device": 0, "stream": 7, "External id": corr}})
+            events.append(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": kernel,
+                    "pid": 0,
+                    "tid": 7,
+                    "ts": start + offset + 20.5,
+                    "dur": dur * 0.8,
+                    "args": {"correlation": corr, "device": 0, "stream": 7, "External id": corr},
+                }
+            )
             corr += 1
-        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1,
-                       "ts": start + 10, "dur": 12, "args": {"correlation": corr}})
-        events.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7,
-                       "ts": start + 30, "dur": 40, "args": {"correlation": corr, "device": 0, "stream": 7}})
+        events.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaMemcpyAsync",
+                "pid": 1,
+                "tid": 1,
+                "ts": start + 10,
+                "dur": 12,
+                "args": {"correlation": corr},
+            }
+        )
+        events.append(
+            {
+                "ph": "X",
+                "cat": "gpu_memcpy",
+                "name": "Memcpy HtoD (Pageable -> Device)",
+                "pid": 0,
+                "tid": 7,
+                "ts": start + 30,
+                "dur": 40,
+                "args": {"correlation": corr, "device": 0, "stream": 7},
+            }
+        )
         corr += 1
         t += 1000
     return events
@@ -60,10 +123,14 @@ def clean_events(steps: int = 12) -> list[dict]:
 
 def kineto_text(events: list[dict], header: dict | None = None) -> bytes:
     """Kineto's own layout: two-space indented events separated by `},\\n  {`."""
-    header = header if header is not None else {
-        "schemaVersion": 1,
-        "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-16GB", "totalGlobalMem": 16_945_512_448}],
-    }
+    header = (
+        header
+        if header is not None
+        else {
+            "schemaVersion": 1,
+            "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-16GB", "totalGlobalMem": 16_945_512_448}],
+        }
+    )
     head = json.dumps(header)[:-1] + ', "traceEvents": [\n'
     body = ",\n".join("  " + json.dumps(e) for e in events)
     return (head + body + '\n  ],\n  "traceName": "synthetic"\n}\n').encode()
@@ -91,7 +158,7 @@ def _gzip_runs(*parts: bytes | tuple[bytes, int]) -> bytes:
 
 
 def _cut(data: bytes, fraction: float) -> bytes:
-    return data[:int(len(data) * fraction)]
+    return data[: int(len(data) * fraction)]
 
 
 def _replace_first(data: bytes, old: bytes, new: bytes) -> bytes:
@@ -131,7 +198,15 @@ EXPECTED: dict[str, tuple] = {
     "binary_garbage.json": (1, "binary data"),
     "bom.json": ("ok", None),  # a UTF-8 byte order mark first
     "durations_unusable.json": ("ok", "repaired"),  # every duration negative, NaN or missing
+    # 3,000 nested nn.Module events / `## forward ##` ranges in one step: the old code's memory grew with
+    # the square of the depth (> 1 GiB); nesting past the cap is left out with the nesting_cut mark
+    "deeply_nested_modules.json": ("ok", None),
+    "deeply_nested_phases.json": ("ok", None),
+    # ESC, BEL and a C1 CSI in an op and a kernel name: no reader hands them to a terminal or a page
+    "escape_sequences_in_names.json": ("ok", None),
 }
+
+DEEP_NESTING = 3000
 
 
 def build(out: Path) -> dict[str, tuple]:
@@ -150,7 +225,7 @@ def build(out: Path) -> dict[str, tuple]:
         "trace_events_not_list.json": b'{"traceEvents": 5}',
         "no_events.json": b'{"schemaVersion": 1, "traceEvents": []}',
         "truncated_mid_file.json": _cut(clean, 0.6),
-        "truncated_mid_file.json.gz": gzip.compress(clean)[:int(len(gzip.compress(clean)) * 0.6)],
+        "truncated_mid_file.json.gz": gzip.compress(clean)[: int(len(gzip.compress(clean)) * 0.6)],
         "truncated_in_header.json": clean[:40],
         # a raw control character and a raw newline inside a name (pytorch#130622)
         "control_chars_in_name.json": _replace_first(clean, b'"aten::relu"', b'"aten::re\x01l\nu"'),
@@ -160,22 +235,30 @@ def build(out: Path) -> dict[str, tuple]:
         "unescaped_quote_in_name.json": _replace_first(clean, b'"aten::relu"', b'"aten::relu "inplace" x"'),
         # bare inf / NaN numbers (kineto#105): in args nobody reads, and as a kept event's duration
         "bare_nan_duration.json": _replace_first(clean, b'"dur": 60,', b'"dur": NaN,'),
-        "bare_inf_nan_ignored_args.json": _replace_first(_replace_first(clean, b'"cbid": 211', b'"cbid": 211, "bandwidth": inf'),
-                                            b'"cbid": 211}', b'"cbid": 211, "occupancy": NaN}'),
+        "bare_inf_nan_ignored_args.json": _replace_first(
+            _replace_first(clean, b'"cbid": 211', b'"cbid": 211, "bandwidth": inf'),
+            b'"cbid": 211}',
+            b'"cbid": 211, "occupancy": NaN}',
+        ),
         "negative_and_overlapping.json": kineto_text(_negative_and_overlapping(events)),
         "out_of_order.json": kineto_text(list(reversed(events))),
         # compact JSON with `}, {` inside kernel names (C++ lambdas)
         "compact_braces_in_names.json": _compact_with_braces(events),
         "string_timestamps_mixed_ids.json": kineto_text(_stringly(events)),
-        "only_metadata.json": kineto_text([{"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
-                                            "args": {"name": "python"}}]),
+        "only_metadata.json": kineto_text(
+            [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}}]
+        ),
         "whitespace_bomb.json.gz": _gzip_runs((b" ", 2048)),
         "huge_string.json.gz": _gzip_runs(b'{"traceEvents": [{"ph": "X", "name": "', (b"a", 1024), b'"}]}'),
-        "whitespace_runs.json.gz": _gzip_runs((b"\n", 64), clean[:clean.index(b"[") + 1], (b" ", 64),
-                                              clean[clean.index(b"[") + 1:], (b"\t", 64)),
+        "whitespace_runs.json.gz": _gzip_runs(
+            (b"\n", 64), clean[: clean.index(b"[") + 1], (b" ", 64), clean[clean.index(b"[") + 1 :], (b"\t", 64)
+        ),
         "binary_garbage.json": bytes((i * 197 + 89) % 256 for i in range(8192)),  # like /dev/urandom, but fixed
         "bom.json": BOM + clean,
         "durations_unusable.json": kineto_text(_unusable_durations(events)),
+        "deeply_nested_modules.json": kineto_text(events + nested_ranges("python_function", "nn.Module: Block_{}")),
+        "deeply_nested_phases.json": kineto_text(events + nested_ranges("user_annotation", "## forward ##")),
+        "escape_sequences_in_names.json": kineto_text(_escape_sequences(events)),
     }
     for name, data in files.items():
         (out / name).write_bytes(data)
@@ -209,8 +292,11 @@ def special_files(out: Path) -> dict[str, tuple]:
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(str(out / "socket"))  # the socket file stays after the listener closes
     listener.close()
-    return {"fifo": (2, "is a FIFO, not a regular file"), "char_device": (2, "is a character device"),
-            "socket": (2, "is a socket")}
+    return {
+        "fifo": (2, "is a FIFO, not a regular file"),
+        "char_device": (2, "is a character device"),
+        "socket": (2, "is a socket"),
+    }
 
 
 def _negative_and_overlapping(events: list[dict]) -> list[dict]:
@@ -229,8 +315,9 @@ def _compact_with_braces(events: list[dict]) -> bytes:
     for e in changed:
         if e["cat"] == "kernel" and "elementwise" in e["name"]:
             e["name"] = "void at::native::vectorized_elementwise_kernel<4, {lambda()#1}, {lambda(float)#2}>"
-    return json.dumps({"schemaVersion": 1, "traceEvents": changed}, separators=(",", ":")).replace(
-        "},{", "}, {").encode()
+    return (
+        json.dumps({"schemaVersion": 1, "traceEvents": changed}, separators=(",", ":")).replace("},{", "}, {").encode()
+    )
 
 
 def _stringly(events: list[dict]) -> list[dict]:
@@ -248,7 +335,91 @@ def _stringly(events: list[dict]) -> list[dict]:
     return changed
 
 
+def other_schema_sidecar(path: Path) -> None:
+    """Rewrite a sidecar with the same footer metadata (its profile's generation) but other columns: a
+    reader that trusts the generation alone reads a table that is not ours (issue 22)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    metadata = pq.read_schema(path).metadata
+    pq.write_table(pa.table({"unexpected": [1, 2, 3]}).replace_schema_metadata(metadata), path)
+
+
+# ------------------------------------------------------------------------------------------------
+# profile.json head mutations (tests/test_profile_mutations.py): one field of a real profile document
+# changed at a time, as a hand edit or a hostile writer would
+
+MISSING = object()  # the mutation that deletes the field
+GARBAGE = {"x": [1, {"y": None}], "": "\x1b]0;retitled\x07"}
+HUGE_INT = 2**64 + 1  # above every fixed-width integer (DuckDB's BIGINT, msgspec's int64)
+
+
+def field_mutations(value) -> list[tuple[str, object]]:
+    """(name, new value) of every single-field mutation: wrong type, null, huge int, negative, nested
+    garbage, missing key."""
+    wrong = 7 if isinstance(value, str) else "yesterday"
+    return [
+        ("wrong_type", wrong),
+        ("null", None),
+        ("huge_int", HUGE_INT),
+        ("negative", -1),
+        ("garbage", GARBAGE),
+        ("missing", MISSING),
+    ]
+
+
+def head_paths(doc: dict, declared: dict[str, list[str]]) -> list[tuple]:
+    """Every field of the head one level deep (the first element of a list of objects stands for the
+    rest), plus the nested fields `declared` by the readers' schema that this document lacks."""
+    paths = []
+    for key, value in doc.items():
+        if key == "tables":
+            continue
+        paths.append((key,))
+        inner = value[0] if isinstance(value, list) and value and isinstance(value[0], dict) else value
+        prefix = (key, 0) if inner is not value else (key,)
+        names = list(inner) if isinstance(inner, dict) else []
+        if isinstance(inner, dict):
+            names += [name for name in declared.get(key, []) if name not in inner]
+        paths += [prefix + (name,) for name in names]
+    return paths
+
+
+def mutated(doc: dict, path: tuple, value) -> dict:
+    """A deep copy of `doc` with the field at `path` set to `value` (MISSING: deleted)."""
+    import copy
+
+    changed = copy.deepcopy(doc)
+    parent = changed
+    for step in path[:-1]:
+        parent = parent[step]
+    if value is MISSING:
+        parent.pop(path[-1], None)
+    else:
+        parent[path[-1]] = value
+    return changed
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("bad_inputs_out")
     for name, expected in build(target).items():
         print(f"{name}: {expected[0]}")
+
+
+def nested_ranges(cat: str, name: str, depth: int = DEEP_NESTING, start: float = T0 + 100) -> list[dict]:
+    """`depth` host ranges on the model's thread, each strictly inside the one before (1 µs in on each
+    side): level i starts at start + i and lasts 2 * (depth - i) + 1 µs. `name` may hold {} for the level."""
+    return [
+        {"ph": "X", "cat": cat, "name": name.format(i), "pid": 1, "tid": 1, "ts": start + i, "dur": 2 * (depth - i) + 1}
+        for i in range(depth)
+    ]
+
+
+def _escape_sequences(events: list[dict]) -> list[dict]:
+    changed = [dict(e) for e in events]
+    for e in changed:
+        if e["name"] == "aten::relu":
+            e["name"] = "aten::re\x1b]0;retitled\x07lu"  # OSC: retitles the terminal
+        elif e["cat"] == "kernel" and "elementwise" in e["name"]:
+            e["name"] = "elementwise\x1b[2J\x9b31mkernel"  # clear screen, then a one-byte CSI
+    return changed

@@ -1,0 +1,41 @@
+"""docs/notebooks/quickstart.ipynb runs top to bottom in a real Jupyter kernel (nbclient), so the
+notebook a new user opens first cannot rot (issue 31). It measures two tiny CPU profiles with the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ON_CI, REPO, require_traces
+
+NOTEBOOK = REPO / "docs" / "notebooks" / "quickstart.ipynb"
+
+
+def _need(module: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        if ON_CI:
+            pytest.fail(f"CI=true but {module} is missing: install the [notebook] extra")
+        pytest.skip(f"{module} is not installed (the [notebook] extra)")
+
+
+@pytest.mark.slow
+def test_quickstart_notebook_executes(tmp_path):
+    require_traces()
+    for module in ("pandas", "polars", "ipykernel"):
+        _need(module)
+    nbformat = _need("nbformat")
+    nbclient = _need("nbclient")
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    )
+    client.execute()  # a failing cell raises CellExecutionError with its traceback
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert any("libreyolo-profile" in h and "next:" in h for h in html), "no profile HTML shown"
+    assert any("compare ·" in h for h in html), "no comparison shown"
+    assert "torch imported: False" in "".join(o.get("text", "") for o in outputs)
+    assert not list(Path(NOTEBOOK.parent).glob("*.json")), "the notebook wrote into docs/notebooks"

@@ -1,0 +1,297 @@
+"""The roofline (#28): per op call FLOPs and bytes from the recorded shapes, device time from the work it
+launched, the roof from sql/device_peaks.sql. Figures are checked against hand-derived values on a tiny
+synthetic trace (one op per formula), against tests/roofline_reference.py (plain Python over the raw
+events) on the shared H100 and A100 traces, and, on a LibreYOLO infer profile, against the model's own
+FLOP count (torch.utils.flop_counter)."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.store.decode.events import ROOFLINE_SHAPED_OPS
+from tests import synthetic_traces as st
+from tests.conftest import run_cli
+from tests.roofline_reference import reference_units
+
+F, H, S, L = "float", "c10::Half", "Scalar", "ScalarList"
+A100_FP32_TFLOPS, A100_40GB_TB_S = 19.5, 1.555
+
+# (op, Input Dims, Input type, Concrete Inputs, kernel µs, hand-derived GFLOP, hand-derived MB)
+CASES = [
+    # 2·M·K·N; A, B read and C written, 4 bytes each; two overlapping kernels: device time is their union (12 µs)
+    ("aten::mm", [[64, 128], [128, 256]], [F, F], ["", ""], None, 2 * 64 * 128 * 256, (8192 + 32768 + 16384) * 4),
+    # stride 2, padding 1 on 32×32 → 16×16 outputs; 2·N·|w|·positions
+    (
+        "aten::convolution",
+        [[2, 3, 32, 32], [8, 3, 3, 3], [8], [], [], [], [], [], []],
+        [F, F, F, L, L, L, S, L, S],
+        ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"],
+        10,
+        2 * 2 * 216 * 256,
+        (6144 + 216 + 8) * 4 + 2 * 8 * 256 * 4,
+    ),
+    # output_mask [grad input, grad weight, no grad bias]: two forward convolutions' FLOPs
+    (
+        "aten::convolution_backward",
+        [[2, 8, 16, 16], [2, 3, 32, 32], [8, 3, 3, 3], [], [], [], [], [], [], [], []],
+        [F, F, F, L, L, L, L, S, L, S, L],
+        ["", "", "", "[8]", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, False]"],
+        10,
+        2 * 2 * 2 * 216 * 256,
+        (4096 + 6144 + 216) * 4 + (6144 + 216) * 4,
+    ),
+    # causal attention: half of 2·BH·L·S·(E + Ev)
+    (
+        "aten::scaled_dot_product_attention",
+        [[1, 2, 16, 8]] * 3 + [[], [], [], [], []],
+        [F, F, F, "", S, S, "", S],
+        ["", "", "", "", "0.", "True", "", "False"],
+        10,
+        2 * 2 * 16 * 16 * 16 // 2,
+        (3 * 256 + 256) * 4,
+    ),
+    # SiLU: 4 FLOPs per element, read and written once
+    ("aten::silu", [[4, 100]], [F], [""], 10, 1600, 3200),
+    # broadcast [4, 1, 5] + [3, 1] → [4, 3, 5]
+    ("aten::add", [[4, 1, 5], [3, 1], []], [F, F, S], ["", "", "1"], 10, 60, (20 + 3) * 4 + 60 * 4),
+    # batch norm in inference: scale and shift, 2 per element; running stats and affine params read
+    (
+        "aten::batch_norm",
+        [[2, 4, 8, 8], [4], [4], [4], [4], [], [], [], []],
+        [F, F, F, F, F, S, S, S, S],
+        ["", "", "", "", "", "False", "0.1", "1e-05", "True"],
+        10,
+        1024,
+        (512 + 16) * 4 + 512 * 4,
+    ),
+    # YOLO's SPPF pool: k 5, stride 1, padding 2 keeps 10×10; 25 compares per output
+    (
+        "aten::max_pool2d",
+        [[1, 2, 10, 10], [], [], [], [], []],
+        [F, L, L, L, L, S],
+        ["", "[5, 5]", "[1, 1]", "[2, 2]", "[1, 1]", "False"],
+        10,
+        200 * 25,
+        200 * 4 * 2,
+    ),
+    # nearest ×2: bytes only
+    ("aten::upsample_nearest2d", [[1, 2, 4, 4], [], []], [F, "", L], ["", "", "[2., 2.]"], 10, 0, 32 * 4 + 128 * 4),
+    # float16 → float32 copy: src read at 2 bytes, self written at 4
+    ("aten::copy_", [[10, 10], [10, 10], []], [F, H, S], ["", "", "False"], 10, 0, 100 * 2 + 100 * 4),
+    # sum over dim 1 of [4, 6]: 24 adds, 4 outputs
+    ("aten::sum", [[4, 6], [], [], []], [F, L, S, ""], ["", "[1]", "False", ""], 10, 24, 24 * 4 + 4 * 4),
+]
+
+
+def _synthetic_trace(path):
+    events, t, corr = [], 100, 1
+    for name, dims, types, concrete, kernel_us, _, _ in CASES:
+        events.append(st.shaped_op(name, t, 50, dims, types, concrete))
+        spans = [(t + 2, 10), (t + 7, 7)] if kernel_us is None else [(t + 2, kernel_us)]
+        for k, (start, dur) in enumerate(spans):
+            events.append(st.runtime("cudaLaunchKernel", t + 1 + k, 1, corr))
+            events.append(st.kernel(st.GEMM_FP32_SIMT, start, dur, corr))
+            corr += 1
+        t += 100
+    # linear → addmm: the outermost modeled op is the unit, its addmm is part of it
+    events += [
+        st.shaped_op("aten::linear", t, 50, [[8, 16], [32, 16], [32]], [F, F, F], ["", "", ""]),
+        st.shaped_op(
+            "aten::addmm", t + 1, 40, [[32], [8, 16], [16, 32], [], []], [F, F, F, S, S], ["", "", "", "1", "1"]
+        ),
+        st.runtime("cudaLaunchKernel", t + 2, 1, corr),
+        st.kernel(st.GEMM_FP32_SIMT, t + 3, 10, corr),
+    ]
+    corr, t = corr + 1, t + 100
+    # an op without a model keeps its device time and share, with NULL FLOPs
+    events += [
+        st.op("aten::nonzero", t, 50),
+        st.runtime("cudaLaunchKernel", t + 1, 1, corr),
+        st.kernel(st.ELEMENTWISE, t + 2, 5, corr),
+    ]
+    events.insert(0, st.annotation("ProfilerStep#1", 0, t + 100))
+    return st.write_trace(path, events, devices=[st.A100])
+
+
+@pytest.fixture(scope="module")
+def synthetic_rows(tmp_path_factory):
+    trace = _synthetic_trace(tmp_path_factory.mktemp("roofline") / "synthetic.json")
+    out = run_cli("roofline", str(trace), "--top", "100", "--json")
+    assert out.returncode == 0, out.stderr
+    return {r["op"]: r for r in json.loads(out.stdout)["roofline"]}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_each_formula_matches_the_hand_derived_figures(synthetic_rows, case):
+    name, _, _, _, kernel_us, flops, nbytes = case
+    row = synthetic_rows[name]
+    assert row["no_model_reason"] is None
+    assert row["gflops"] == pytest.approx(flops / 1e9, rel=1e-9)
+    assert row["mb_moved"] == pytest.approx(nbytes / 1e6, rel=1e-9)
+    device_us = 12 if kernel_us is None else kernel_us
+    assert row["device_us"] == pytest.approx(device_us)
+    roof_us = max(flops / (A100_FP32_TFLOPS * 1e12), nbytes / (A100_40GB_TB_S * 1e12)) * 1e6
+    assert row["roofline_us"] == pytest.approx(roof_us, rel=1e-9)
+    assert row["pct_of_roofline"] == pytest.approx(100 * roof_us / device_us, rel=1e-9)
+    assert row["bound"] == ("compute" if flops / A100_FP32_TFLOPS > nbytes / A100_40GB_TB_S else "memory")
+    assert row["device_model"] == "A100 40GB" and "A100" in row["peak_source"]
+
+
+def test_outermost_op_is_the_unit_and_unmodeled_ops_keep_their_share(synthetic_rows):
+    assert "aten::addmm" not in synthetic_rows
+    assert synthetic_rows["aten::linear"]["gflops"] == pytest.approx(2 * 8 * 16 * 32 / 1e9)
+    unmodeled = synthetic_rows["aten::nonzero"]
+    assert unmodeled["gflops"] is None and unmodeled["pct_of_roofline"] is None
+    assert unmodeled["no_model_reason"] == "no cost model for this op"
+    total_us = sum(r["device_us"] * r["calls_per_step"] for r in synthetic_rows.values())
+    assert unmodeled["time_share_pct"] == pytest.approx(100 * 5 / total_us)
+
+
+def test_bad_regex_is_a_usage_error(tmp_path):
+    trace = _synthetic_trace(tmp_path / "t.json")
+    out = run_cli("roofline", str(trace), "--op", "(")
+    assert out.returncode == 2 and "not a regular expression" in out.stderr
+
+
+def test_decoder_keeps_shapes_of_exactly_the_modeled_ops():
+    con = duckdb.connect()
+    con.execute(sql_text("roofline_models.sql"))
+    assert {r[0] for r in con.execute("SELECT op FROM roofline_models").fetchall()} == set(ROOFLINE_SHAPED_OPS)
+
+
+def _over_phases(rows: list[dict]) -> dict:
+    """Our rows per (op, shapes), phases pooled: calls added, device time call-weighted."""
+    pooled: dict = {}
+    for r in rows:
+        if r["input_dims"] is None:
+            continue
+        p = pooled.setdefault((r["op"], r["input_dims"]), {**r, "calls": 0, "device_sum": 0.0})
+        p["calls"] += r["calls"]
+        p["device_sum"] += r["device_us"] * r["calls"]
+    for p in pooled.values():
+        p["device_us"] = p["device_sum"] / p["calls"]
+    return pooled
+
+
+@pytest.mark.parametrize("name", ["h100_vit_image_classifier.json.gz", "a100_cutlass_adam_rank0.json.gz"])
+def test_real_traces_agree_with_the_plain_python_reference(traces_dir, name):
+    trace = traces_dir / name
+    out = run_cli("roofline", str(trace), "--top", "100000", "--json")
+    assert out.returncode == 0, out.stderr
+    ours = _over_phases(json.loads(out.stdout)["roofline"])
+    theirs = reference_units(trace)
+    assert theirs, "the reference found no GEMM, convolution or attention call"
+    for key, ref in theirs.items():
+        row = ours[key]
+        assert row["calls"] == ref["calls"], key
+        assert row["gflops"] == pytest.approx(ref["gflops"], rel=0.01), key
+        assert row["device_us"] == pytest.approx(ref["device_us"], rel=0.01), key
+        if ref["mb_moved"] is not None:
+            assert row["mb_moved"] == pytest.approx(ref["mb_moved"], rel=0.01), key
+
+
+def test_a_foreign_cpu_trace_has_figures_but_no_roof(tmp_path):
+    """Shapes give FLOPs and bytes on any trace; the CPU's peak is only known where infer/run measured it."""
+    events, t = [], 100
+    for name, dims, types, concrete, *_ in CASES:
+        events.append(st.shaped_op(name, t, 50, dims, types, concrete))
+        t += 100
+    events.insert(0, st.annotation("ProfilerStep#1", 0, t + 100))
+    trace = st.write_trace(tmp_path / "cpu.json", events)
+    out = run_cli("roofline", str(trace), "--top", "100", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    mm = next(r for r in doc["roofline"] if r["op"] == "aten::mm")
+    assert mm["gflops"] == pytest.approx(2 * 64 * 128 * 256 / 1e9) and mm["device_us"] == pytest.approx(50)
+    assert mm["peak_tflops"] is None and mm["pct_of_roofline"] is None
+    assert "CPU trace from elsewhere" in mm["no_model_reason"]
+    assert doc["metrics"]["sol_step_ms"] is None
+    assert "CPU trace from elsewhere" in doc["null_reasons"]["sol_step_ms"]
+
+
+def test_summary_report_and_what_if_read_the_roofline(tmp_path):
+    trace = _synthetic_trace(tmp_path / "t.json")
+    rows = {
+        r["op"]: r for r in json.loads(run_cli("roofline", str(trace), "--top", "100", "--json").stdout)["roofline"]
+    }
+    summary = json.loads(run_cli("summary", str(trace), "--json").stdout)
+    above = summary["above_roof"]
+    assert len(above) == 3 and above[0]["above_roof_ms_per_step"] >= above[-1]["above_roof_ms_per_step"]
+    assert above[0]["above_roof_ms_per_step"] == pytest.approx(
+        max((r["device_us"] - r["roofline_us"]) * r["calls_per_step"] / 1e3 for r in rows.values() if r["roofline_us"])
+    )
+    assert summary["metrics"]["sol_step_ms"] == pytest.approx(
+        sum(r["roofline_us"] * r["calls_per_step"] for r in rows.values() if r["roofline_us"]) / 1e3
+    )
+
+    out = run_cli("report", str(trace), "--out", str(tmp_path / "r.html"))
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "r.html").read_text()
+    chart = page[page.index('data-chart="roofline"') :]
+    chart = chart[: chart.index("</svg>")]
+    costed = [r for r in rows.values() if (r["gflops"] or 0) > 0]
+    assert chart.count("<circle") == len(costed) and "fp32 roof: 19.5 TFLOP/s" in chart
+
+    w = json.loads(run_cli("what-if", str(trace), "--op-at-roofline", "50", "--json").stdout)
+    uncapped = sum(
+        max(r["device_us"] - 2 * r["roofline_us"], 0) * r["calls_per_step"] / 1e3
+        for r in rows.values()
+        if r["roofline_us"]
+    )
+    assert w["uncapped_saved_ms"] == pytest.approx(uncapped)
+    assert w["saved_ms"] == pytest.approx(min(uncapped, w["inputs"]["device_bound_ms"]))
+    assert w["projected"]["step_ms"] == pytest.approx(w["baseline"]["step_ms"] - w["saved_ms"])
+    assert run_cli("what-if", str(trace), "--op-at-roofline", "0").returncode == 2
+
+
+def test_what_the_trace_does_not_record_is_null_with_the_reason(tmp_path):
+    """A 2021 trace records no Concrete Inputs (no stride, no padding); a tensor list has no element type;
+    a bfloat16 GEMM on a V100 has no compute roof. None of them gets a made-up figure."""
+    v100 = {"id": 0, "name": "Tesla V100-SXM2-32GB", "totalGlobalMem": 34_089_730_048}
+    calls = [
+        st.shaped_op(
+            "aten::convolution",
+            100,
+            50,
+            [[2, 3, 32, 32], [8, 3, 3, 3], [], [], [], [], [], [], []],
+            [F, F, "", L, L, L, S, L, S],
+        ),
+        st.shaped_op("aten::cat", 200, 50, [[[4, 1, 8], [4, 3, 8]], []], ["TensorList", S], ["", "1"]),
+        st.shaped_op("aten::mm", 300, 50, [[64, 128], [128, 256]], ["c10::BFloat16"] * 2, ["", ""]),
+    ]
+    events = [st.annotation("ProfilerStep#1", 0, 500)]
+    for corr, call in enumerate(calls, 1):
+        t = call["ts"].value - st.T0_US
+        events += [call, st.runtime("cudaLaunchKernel", t + 1, 1, corr), st.kernel(st.ELEMENTWISE, t + 2, 10, corr)]
+    out = run_cli("roofline", str(st.write_trace(tmp_path / "t.json", events, devices=[v100])), "--json")
+    rows = {r["op"]: r for r in json.loads(out.stdout)["roofline"]}
+    assert (
+        rows["aten::convolution"]["gflops"] is None
+        and "Concrete Inputs" in rows["aten::convolution"]["no_model_reason"]
+    )
+    assert rows["aten::cat"]["mb_moved"] is None and "tensor list" in rows["aten::cat"]["no_model_reason"]
+    mm = rows["aten::mm"]
+    assert mm["gflops"] == pytest.approx(2 * 64 * 128 * 256 / 1e9) and mm["device_model"] == "V100 SXM2"
+    assert mm["roofline_us"] is None and mm["pct_of_roofline"] is None and "bf16 roof" in mm["no_model_reason"]
+    assert all(r["device_us"] == pytest.approx(10) for r in rows.values())
+
+
+def test_an_unknown_device_is_named_safely_and_has_no_roof(tmp_path):
+    name = "Evil GPU \x1b[2J\x1b]52;c;aGk=\x07"
+    events = [
+        st.annotation("ProfilerStep#1", 0, 200),
+        st.shaped_op("aten::mm", 100, 50, [[64, 128], [128, 256]], [F, F], ["", ""]),
+        st.runtime("cudaLaunchKernel", 101, 1, 1),
+        st.kernel(st.GEMM_FP32_SIMT, 102, 10, 1),
+    ]
+    trace = st.write_trace(tmp_path / "t.json", events, devices=[{"id": 0, "name": name, "totalGlobalMem": 2**34}])
+    out = run_cli("roofline", str(trace), env={"COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    assert "\x1b" not in out.stdout and "\\x1b" in out.stdout and "is not in sql/device_peaks.sql" in out.stdout
+    row = json.loads(run_cli("roofline", str(trace), "--json").stdout)["roofline"][0]
+    assert row["gflops"] == pytest.approx(2 * 64 * 128 * 256 / 1e9) and row["peak_tflops"] is None
+    assert row["pct_of_roofline"] is None and name in row["no_model_reason"]

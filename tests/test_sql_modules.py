@@ -1,0 +1,231 @@
+"""The SQL modules (libreyolo_profile/sqlmodules.py): every sql/*.sql declares what it needs in its header,
+the loader runs the modules in that order and refuses an undeclared dependency or a cycle; and the
+shared interval macros of sql/intervals.sql on tiny hand-derived inputs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from libreyolo_profile.sqlmodules import (
+    SqlModuleError,
+    all_modules,
+    check_modules,
+    dependency_order,
+    load_requirements,
+    parse_module,
+    references,
+    run_module,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tree(**texts: str) -> dict:
+    """A planted sql/ tree: module name (without .sql) → its text."""
+    return {f"{name}.sql": parse_module(f"{name}.sql", text) for name, text in texts.items()}
+
+
+# ------------------------------------------------------------------------------------------------
+# the loader's rules, on planted trees
+
+
+def test_an_undeclared_table_dependency_is_refused():
+    planted = tree(
+        base="-- base\nCREATE OR REPLACE TEMP TABLE alpha AS SELECT 1 AS x;\n",
+        user="-- user: reads alpha, needs nothing declared\nSELECT x FROM alpha;\n",
+    )
+    refused = r"sql/user\.sql uses alpha, which sql/base\.sql creates.*requires: base\.sql"
+    with pytest.raises(SqlModuleError, match=refused):
+        check_modules(planted)
+
+
+def test_an_undeclared_macro_dependency_is_refused():
+    planted = tree(
+        base="-- base\nCREATE OR REPLACE TEMP MACRO twice(v) AS 2 * v;\n", user="-- user\nSELECT twice(3) AS six;\n"
+    )
+    with pytest.raises(SqlModuleError, match=r"sql/user\.sql uses twice, which sql/base\.sql creates"):
+        check_modules(planted)
+
+
+def test_reading_what_a_required_module_drops_is_refused():
+    planted = tree(
+        base="-- base\nCREATE TEMP TABLE scratch AS SELECT 1 AS x;\n"
+        "CREATE TEMP TABLE alpha AS SELECT x FROM scratch;\nDROP TABLE scratch;\n",
+        user="-- user\n-- requires: base.sql\nSELECT x FROM scratch;\n",
+    )
+    with pytest.raises(SqlModuleError, match=r"sql/user\.sql uses scratch, which sql/base\.sql drops before it ends"):
+        check_modules(planted)
+
+
+def test_declared_dependencies_and_inputs_pass():
+    planted = tree(
+        base="-- base\nCREATE OR REPLACE TEMP TABLE alpha AS SELECT 1 AS x;\n",
+        user="-- user\n-- requires: base.sql\nSELECT x FROM alpha;\n",
+        # reads alpha, which its caller fills without running base.sql
+        other="-- other\n-- inputs: alpha (the caller creates it)\nSELECT x FROM alpha;\n",
+    )
+    check_modules(planted)
+    assert dependency_order("user.sql", planted) == ["base.sql", "user.sql"]
+    assert dependency_order("other.sql", planted) == ["other.sql"]
+
+
+def test_names_in_comments_strings_aliases_and_columns_are_not_uses():
+    planted = tree(
+        base="-- base\nCREATE OR REPLACE TEMP TABLE alpha AS SELECT 1 AS x;\n"
+        "CREATE OR REPLACE TEMP MACRO twice(v) AS 2 * v;\n",
+        user="-- user: alpha twice()\nSELECT 'alpha' AS label, t.alpha, 3 AS alpha, 4 AS twice, $alpha AS p "
+        "FROM (SELECT 1 AS alpha) t; -- twice(alpha)\n",
+    )
+    check_modules(planted)
+
+
+def test_a_cycle_is_refused():
+    planted = tree(
+        a="-- a\n-- requires: b.sql\nSELECT 1;\n",
+        b="-- b\n-- requires: c.sql\nSELECT 1;\n",
+        c="-- c\n-- requires: a.sql\nSELECT 1;\n",
+    )
+    with pytest.raises(SqlModuleError, match=r"cycle: a\.sql → b\.sql → c\.sql → a\.sql"):
+        check_modules(planted)
+
+
+def test_a_missing_required_module_is_refused():
+    with pytest.raises(SqlModuleError, match=r"sql/a\.sql requires nowhere\.sql, which is not a module"):
+        check_modules(tree(a="-- a\n-- requires: nowhere.sql\nSELECT 1;\n"))
+
+
+def test_only_the_header_declares():
+    # a `-- requires:` line after the first statement is a comment like any other
+    planted = parse_module("late.sql", "-- late\nSELECT 1;\n-- requires: other.sql\n")
+    assert planted.requires == ()
+
+
+# ------------------------------------------------------------------------------------------------
+# the real sql/ tree
+
+
+def test_the_real_tree_loads():
+    modules = all_modules()  # parses and checks every module; raises on a broken rule
+    assert {p.name for p in (REPO / "sql").glob("*.sql")} == set(modules)
+    # what the trace path runs, in order: each module after what it requires
+    order = dependency_order("metrics.sql", modules)
+    position = order.index
+    assert position("intervals.sql") < position("ingest.sql") < position("blame.sql") < position("metrics.sql")
+    assert order.index("kernel_categories.sql") < order.index("kernel_shares.sql") < order.index("metrics.sql")
+    assert dependency_order("table_modules.sql", modules)[-2:] == ["modules.sql", "table_modules.sql"]
+
+
+def test_every_declaration_is_used():
+    """A required module whose objects the module never reads, or an input it never names, is stale."""
+    modules = all_modules()
+    for mod in modules.values():
+        tables, calls = references(mod)
+        for needed in mod.requires:
+            provided = modules[needed].tables | modules[needed].macros
+            assert provided & (tables | calls), f"{mod.name} requires {needed} but reads nothing of it"
+        for name in mod.inputs:
+            assert name.lower() in tables, f"{mod.name} declares input {name} but never reads it"
+
+
+def test_python_runs_sql_only_through_the_loader():
+    """No run order in Python: the package executes sql/*.sql only through sqlmodules.run_module (the
+    cross-run view templates are filled by store/crossrun, not run as modules)."""
+    offenders = []
+    for path in (REPO / "libreyolo_profile").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"execute\(\s*sql_text\(", text):
+            offenders.append(str(path.relative_to(REPO)))
+    assert offenders == []
+
+
+def test_requirements_run_once_per_connection():
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TEMP TABLE kernel_time AS SELECT 0 AS device, 'gemm' AS category, true AS tensorcore, 3.0 AS time"
+    )
+    run_module(con, "kernel_shares.sql")  # runs kernel_categories.sql first
+    con.execute("INSERT INTO kernel_category_rules VALUES (1, 'planted', 'own', 'planted', 'this test')")
+    load_requirements(con, "kernel_shares.sql")  # already there: not run again, the planted rule stays
+    assert con.execute("SELECT count(*) FROM kernel_category_rules WHERE category = 'planted'").fetchone()[0] == 1
+    assert con.execute("SELECT gemm_pct, tensorcore_pct FROM kernel_shares").fetchone() == (100.0, 100.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# sql/intervals.sql, each figure derived by hand
+
+
+@pytest.fixture
+def con():
+    con = duckdb.connect()
+    run_module(con, "intervals.sql")
+    yield con
+    con.close()
+
+
+def test_interval_union(con):
+    # grp 1: [0,5) ∪ [3,8) → [0,8); [8,9) touches it → [0,9); [10,10) is zero-length → nothing; [12,15)
+    # grp 2: [1,2)
+    rows = con.execute("""
+        WITH k AS (SELECT * FROM (VALUES (1, 0, 5), (1, 3, 8), (1, 8, 9), (1, 10, 10), (1, 12, 15), (2, 1, 2))
+                   v(grp, s, e))
+        SELECT grp, s, e FROM interval_union(k) ORDER BY grp, s""").fetchall()
+    assert rows == [(1, 0, 9), (1, 12, 15), (2, 1, 2)]
+
+
+def test_interval_overlap(con):
+    got = con.execute("""SELECT intervals_overlap(0, 10, 5, 20), interval_overlap_length(0, 10, 5, 20),
+                                intervals_overlap(0, 10, 10, 20), interval_overlap_length(0, 10, 10, 20),
+                                intervals_overlap(0, 10, 4, 4), interval_overlap_length(0, 10, 4, 4),
+                                interval_overlap_length(2, 3, 0, 10)""").fetchone()
+    # [0,10)∩[5,20) = [5,10): 5; touching at 10: nothing; a zero-length one at 4: nothing; [2,3) inside: 1
+    assert got == (True, 5, False, 0, False, 0, 1)
+
+
+def test_interval_tree(con):
+    # one thread: A [0,100) ⊃ Z [10,10) (zero-length), B [20,60) ⊃ C [20,40) (starts with B, shorter:
+    # inside it), D [60,70) (starts where B ends: B's sibling) ⊃ Y [60,60) (zero-length at D's start)
+    rows = con.execute("""
+        WITH k AS (SELECT * FROM (VALUES ('t', 'A', 0, 100), ('t', 'Z', 10, 10), ('t', 'B', 20, 60), ('t', 'C', 20, 40),
+                                         ('t', 'D', 60, 70), ('t', 'Y', 60, 60), ('u', 'E', 0, 5)) v(grp, id, s, e))
+        SELECT id, depth, parent_id FROM interval_tree(k) ORDER BY id""").fetchall()
+    assert rows == [
+        ("A", 0, None),
+        ("B", 1, "A"),
+        ("C", 2, "B"),
+        ("D", 1, "A"),
+        ("E", 0, None),
+        ("Y", 2, "D"),
+        ("Z", 1, "A"),
+    ]
+
+
+def test_interval_self_and_owners(con):
+    # A [0,100) ⊃ B [20,60) ⊃ C [30,40); X [50,80) overlaps B without nesting (rank 9). Pieces:
+    # 0–20 A, 20–30 B, 30–40 C, 40–50 B, 50–80 X (started last), 80–100 A; Z [90,90) owns nothing.
+    # Self: A 20 + 20 = 40, B 10 + 10 = 20, C 10, X 30 — they add up to A's 100.
+    rows = con.execute("""
+        WITH k AS (SELECT * FROM (VALUES (1, 'A', 0, 100, 0), (1, 'B', 20, 60, 1), (1, 'C', 30, 40, 2),
+                                         (1, 'X', 50, 80, 9), (1, 'Z', 90, 90, 1)) v(grp, id, s, e, rank))
+        SELECT id, self FROM interval_self(k) ORDER BY id""").fetchall()
+    assert rows == [("A", 40), ("B", 20), ("C", 10), ("X", 30)]
+    # two open intervals starting together: the higher rank owns the time, then the higher id
+    tie = con.execute("""
+        WITH k AS (SELECT * FROM (VALUES (1, 1, 0, 10, 0), (1, 2, 0, 10, 5), (1, 3, 0, 10, 5)) v(grp, id, s, e, rank))
+        SELECT id, self FROM interval_self(k)""").fetchall()
+    assert tie == [(3, 10)]
+
+
+def test_intervals_open_at(con):
+    # A [0,100) ⊃ B [20,60): instant 25 is held by A and B, owned by B; 60 only by A (B is half-open);
+    # 100 by nothing; Z [30,30) holds no instant, not even 30
+    rows = con.execute("""
+        WITH k AS (SELECT * FROM (VALUES (1, 'A', 0, 100, 0), (1, 'B', 20, 60, 1), (1, 'Z', 30, 30, 2))
+                   v(grp, id, s, e, rank)),
+        x AS (SELECT * FROM (VALUES (1, 25, 'k1'), (1, 60, 'k2'), (1, 100, 'k3'), (1, 30, 'k4')) v(grp, t, instant_id))
+        SELECT instant_id, interval_id, owner FROM intervals_open_at(k, x)
+        ORDER BY instant_id, interval_id""").fetchall()
+    assert rows == [("k1", "A", False), ("k1", "B", True), ("k2", "A", True), ("k4", "A", False), ("k4", "B", True)]
