@@ -64,13 +64,33 @@ def t_tail_two_sided(t: float, df: int) -> float:
     return front * betacf(a, b, x) / a
 
 
-def measure(cli: list[str], project: Path, imgsz: int, args) -> tuple[Path, float]:
-    command = [*cli, "infer", "--device", "cpu", "--imgsz", str(imgsz), "--runs", str(args.runs),
-               "--warmup", str(args.warmup), "--repeat", str(args.repeat), "--project", str(project),
-               "--no-trace", "--no-report"] + ([] if args.overhead else ["--no-overhead"]) \
-        + (["--same-process"] if args.same_process else [])
+def measure(cli: list[str], project: Path, imgsz: int, args, env: dict | None = None) -> tuple[Path, float]:
+    """One `infer --repeat` measurement into `project` (bench_gate_aa.py uses it too): (profile dir, seconds).
+    `args` without `overhead`/`same_process` measures the overhead in fresh processes, as `infer` does."""
+    command = (
+        [
+            *cli,
+            "infer",
+            "--device",
+            "cpu",
+            "--imgsz",
+            str(imgsz),
+            "--runs",
+            str(args.runs),
+            "--warmup",
+            str(args.warmup),
+            "--repeat",
+            str(args.repeat),
+            "--project",
+            str(project),
+            "--no-trace",
+            "--no-report",
+        ]
+        + ([] if getattr(args, "overhead", True) else ["--no-overhead"])
+        + (["--same-process"] if getattr(args, "same_process", False) else [])
+    )
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"measurement failed (exit {result.returncode}): {' '.join(command)}\n{result.stderr[-2000:]}")
@@ -92,8 +112,10 @@ def pair_line(label: str, report: dict) -> str:
             cells.append(f"{metric} null")
             continue
         flag = "SIG" if r["significant"] else "ns"
-        cells.append(f"{metric} {r['before']:.1f}±{r['before_std'] or 0:.1f} → {r['after']:.1f}±{r['after_std'] or 0:.1f} "
-                     f"(Δ {r['delta_pct']:+.1f}%, 2·SE {r['threshold']:.1f}, {flag})")
+        cells.append(
+            f"{metric} {r['before']:.1f}±{r['before_std'] or 0:.1f} → {r['after']:.1f}±{r['after_std'] or 0:.1f} "
+            f"(Δ {r['delta_pct']:+.1f}%, 2·SE {r['threshold']:.1f}, {flag})"
+        )
     return f"{label}: " + "; ".join(cells)
 
 
@@ -109,8 +131,7 @@ def rates(reports: list[dict]) -> dict[str, tuple[int, int]]:
 def spread(values: list[float]) -> str:
     if not values:
         return "none"
-    return (f"median {statistics.median(values):.1f} s, min {min(values):.1f}, max {max(values):.1f} "
-            f"(n={len(values)})")
+    return f"median {statistics.median(values):.1f} s, min {min(values):.1f}, max {max(values):.1f} (n={len(values)})"
 
 
 def main() -> None:
@@ -122,12 +143,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-overhead", dest="overhead", action="store_false",
-                        help="time no unprofiled calls: the headline is then the profiled window's (the old way)")
-    parser.add_argument("--same-process", action="store_true",
-                        help="all trials of a measurement in one process (the old way; default: a fresh process each)")
-    parser.add_argument("--budget-s", type=float, default=None,
-                        help="stop starting new measurements after this many seconds")
+    parser.add_argument(
+        "--no-overhead",
+        dest="overhead",
+        action="store_false",
+        help="time no unprofiled calls: the headline is then the profiled window's (the old way)",
+    )
+    parser.add_argument(
+        "--same-process",
+        action="store_true",
+        help="all trials of a measurement in one process (the old way; default: a fresh process each)",
+    )
+    parser.add_argument(
+        "--budget-s", type=float, default=None, help="stop starting new measurements after this many seconds"
+    )
     parser.add_argument("--workdir", type=Path, default=None, help="where profiles go (default: a temporary dir)")
     parser.add_argument("--keep", action="store_true", help="keep the profiles")
     args = parser.parse_args()
@@ -148,11 +177,16 @@ def main() -> None:
     stopped_early = False
     n = args.repeat
     expected = t_tail_two_sided(2.0, 2 * n - 2)
-    config = (f"--runs {args.runs} --warmup {args.warmup} --repeat {n}" + ("" if args.overhead else " --no-overhead")
-              + (" --same-process" if args.same_process else ""))
-    print(f"A/A: {args.pairs} pairs of infer --device cpu --imgsz {args.imgsz} {config}, measured twice per pair, "
-          f"interleaved; A/B: {args.ab_pairs} pairs of --imgsz {args.imgsz} vs {args.imgsz_b}; "
-          "rule |Δ| > 2·√(SE_b² + SE_a²)")
+    config = (
+        f"--runs {args.runs} --warmup {args.warmup} --repeat {n}"
+        + ("" if args.overhead else " --no-overhead")
+        + (" --same-process" if args.same_process else "")
+    )
+    print(
+        f"A/A: {args.pairs} pairs of infer --device cpu --imgsz {args.imgsz} {config}, measured twice per pair, "
+        f"interleaved; A/B: {args.ab_pairs} pairs of --imgsz {args.imgsz} vs {args.imgsz_b}; "
+        "rule |Δ| > 2·√(SE_b² + SE_a²)"
+    )
     print(f"expected false-positive rate on ideal data (normal trials, n={n} per side): {100 * expected:.1f}%")
     try:
         for i in range(args.pairs):
@@ -189,10 +223,14 @@ def main() -> None:
     print()
     print(f"measurement wall time (one `infer --repeat {n}` process): {spread(seconds)}")
     if stopped_early:
-        print(f"stopped early after {len(aa_reports)} of {args.pairs} A/A and {len(ab_reports)} of {args.ab_pairs} "
-              f"A/B pairs ({time.perf_counter() - started:.0f} s; --budget-s {args.budget_s})")
-    print(f"A/A pairs: {len(aa_reports)} — share called significant (expected ≈{100 * expected:.0f}% on ideal data; "
-          "> 20% means noisier than the error bars say):")
+        print(
+            f"stopped early after {len(aa_reports)} of {args.pairs} A/A and {len(ab_reports)} of {args.ab_pairs} "
+            f"A/B pairs ({time.perf_counter() - started:.0f} s; --budget-s {args.budget_s})"
+        )
+    print(
+        f"A/A pairs: {len(aa_reports)} — share called significant (expected ≈{100 * expected:.0f}% on ideal data; "
+        "> 20% means noisier than the error bars say):"
+    )
     for metric, (hits, judged) in rates(aa_reports).items():
         share = f"{100 * hits / judged:.0f}%" if judged else "n/a"
         print(f"  {metric:<18} {hits}/{judged} = {share}")

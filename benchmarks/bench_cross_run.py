@@ -28,14 +28,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "traces"
 BUILTIN = REPO.parent / "shared" / "libreyolo_builtin_profiles"
-BASE_TRACES = ["a100_cutlass_adam_rank0", "v100_resnet50_workers0", "v100_resnet50_workers4",
-               "h100_vit_image_classifier", "v100_resnet_ddp_ns_resolution", "mi250_rocm_minitoy"]
-TOP_KERNELS_SQL = ("SELECT name, category, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms_per_step_all_runs "
-                   "FROM kernels GROUP BY name, category ORDER BY ms_per_step_all_runs DESC LIMIT 20")
-TIME_COLUMNS = {"kernels": ("total_ms", "ms_per_step", "mean_us", "min_us", "max_us"),
-                "ops": ("self_ms", "self_ms_per_step", "total_ms", "total_ms_per_step"),
-                "phases": ("wall_ms", "gpu_ms"),
-                "steps": ("host_ms", "device_end_ms", "kernel_ms", "sync_ms", "start_ms")}
+BASE_TRACES = [
+    "a100_cutlass_adam_rank0",
+    "v100_resnet50_workers0",
+    "v100_resnet50_workers4",
+    "h100_vit_image_classifier",
+    "v100_resnet_ddp_ns_resolution",
+    "mi250_rocm_minitoy",
+]
+TOP_KERNELS_SQL = (
+    "SELECT name, category, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms_per_step_all_runs "
+    "FROM kernels GROUP BY name, category ORDER BY ms_per_step_all_runs DESC LIMIT 20"
+)
+TIME_COLUMNS = {
+    "kernels": ("total_ms", "ms_per_step", "mean_us", "min_us", "max_us"),
+    "ops": ("self_ms", "self_ms_per_step", "total_ms", "total_ms_per_step"),
+    "phases": ("wall_ms", "gpu_ms"),
+    "steps": ("host_ms", "device_end_ms", "kernel_ms", "sync_ms", "start_ms"),
+}
 
 
 def base_documents() -> list[dict]:
@@ -50,8 +60,11 @@ def base_documents() -> list[dict]:
         if path.is_file():
             started = time.perf_counter()
             docs.append(profile_from_trace(path))
-            print(f"  base profile from {name}: {time.perf_counter() - started:.1f} s, rows "
-                  + ", ".join(f"{t} {len(v['rows'])}" for t, v in docs[-1]["tables"].items()), flush=True)
+            print(
+                f"  base profile from {name}: {time.perf_counter() - started:.1f} s, rows "
+                + ", ".join(f"{t} {len(v['rows'])}" for t, v in docs[-1]["tables"].items()),
+                flush=True,
+            )
     for path in sorted(BUILTIN.glob("*.json")):
         docs.append(builtin_document(path))
     return docs
@@ -64,8 +77,12 @@ def perturbed(base: dict, index: int, rng: random.Random) -> dict:
     doc["generation"] = uuid.uuid4().hex
     created = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=37 * index)
     doc["created"] = created.isoformat(timespec="seconds")
-    doc["settings"] = {**doc.get("settings", {}), "batch": rng.choice([1, 4, 8, 16, 32]),
-                       "imgsz": rng.choice([320, 416, 512, 640]), "device": rng.choice(["0", "cuda:1", "cpu"])}
+    doc["settings"] = {
+        **doc.get("settings", {}),
+        "batch": rng.choice([1, 4, 8, 16, 32]),
+        "imgsz": rng.choice([320, 416, 512, 640]),
+        "device": rng.choice(["0", "cuda:1", "cpu"]),
+    }
     doc["model"] = {**doc.get("model", {}), "family": "LibreYOLO9", "size": rng.choice("tsmc")}
     for name, value in list(doc["metrics"].items()):
         if isinstance(value, float) and (name.endswith("_ms") or name.endswith("_us")):
@@ -103,15 +120,17 @@ def generate(root: Path, count: int) -> None:
         tables = json.loads(path.read_bytes())["tables"]
         for t in rows:
             rows[t] += len(tables[t]["rows"])
-    print(f"  generated in {time.perf_counter() - started:.0f} s; rows in all: "
-          + ", ".join(f"{t} {n:,}" for t, n in rows.items()), flush=True)
+    print(
+        f"  generated in {time.perf_counter() - started:.0f} s; rows in all: "
+        + ", ".join(f"{t} {n:,}" for t, n in rows.items()),
+        flush=True,
+    )
 
 
 def cold(args: list[str], cache: Path) -> tuple[float, str]:
     env = dict(os.environ, XDG_CACHE_HOME=str(cache))
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], capture_output=True, text=True,
-                            env=env)
+    result = subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         sys.exit(f"{' '.join(args)} failed ({result.returncode}): {result.stderr}")
@@ -119,8 +138,10 @@ def cold(args: list[str], cache: Path) -> tuple[float, str]:
 
 
 def report(label: str, times: list[float]) -> None:
-    print(f"{label}: median {statistics.median(times):.2f} s, min {min(times):.2f}, max {max(times):.2f} "
-          f"(runs: {', '.join(f'{t:.2f}' for t in times)})")
+    print(
+        f"{label}: median {statistics.median(times):.2f} s, min {min(times):.2f}, max {max(times):.2f} "
+        f"(runs: {', '.join(f'{t:.2f}' for t in times)})"
+    )
 
 
 def main() -> None:
@@ -147,8 +168,10 @@ def main() -> None:
         top = json.loads(stdout)
         elapsed, _ = cold(["db", str(out), str(root), "--json"], cache)
         db_times.append(elapsed)
-    print(f"{args.profiles} profiles; top kernel across runs: {top[0]['name'][:60]} "
-          f"({top[0]['runs']} runs, {top[0]['ms_per_step_all_runs']:.1f} ms/step summed)")
+    print(
+        f"{args.profiles} profiles; top kernel across runs: {top[0]['name'][:60]} "
+        f"({top[0]['runs']} runs, {top[0]['ms_per_step_all_runs']:.1f} ms/step summed)"
+    )
     startup, _ = cold(["query", "SELECT 1", str(root / "run0000")], cache)
     print(f"baseline: a query over one profile {startup:.2f} s (process start, imports)")
     print(f"load average while measuring: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")

@@ -25,13 +25,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TRACE = REPO.parent / "shared" / "traces" / "h100_vit_image_classifier.json.gz"
-TOP_KERNELS_SQL = ("SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms "
-                   "FROM kernels GROUP BY name ORDER BY ms DESC LIMIT 5")
+TOP_KERNELS_SQL = (
+    "SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms "
+    "FROM kernels GROUP BY name ORDER BY ms DESC LIMIT 5"
+)
 
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "libreyolo_profile", *args], capture_output=True, text=True,
-                            env={**os.environ, **(env or {})})
+    result = subprocess.run(
+        [sys.executable, "-m", "libreyolo_profile", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     if result.returncode != 0:
         sys.exit(f"libreyolo profile {' '.join(args[:2])} failed ({result.returncode}): {result.stderr}")
     return result
@@ -106,8 +112,10 @@ def main() -> None:
     top = json.loads(out)[0]
     print(f"{args.profiles} profiles; top kernel {top['name'][:50]!r} in {top['runs']} runs")
     print(f"process start + one profile: median {statistics.median(startup):.2f} s")
-    print(f"first query over the never-seen tree: median {statistics.median(firsts):.2f} s "
-          f"(runs: {', '.join(f'{t:.2f}' for t in firsts)}; target ≤ 1 s)")
+    print(
+        f"first query over the never-seen tree: median {statistics.median(firsts):.2f} s "
+        f"(runs: {', '.join(f'{t:.2f}' for t in firsts)}; target ≤ 1 s)"
+    )
     print(f"first query CPU time (user + system, all threads): median {statistics.median(first_cpu):.2f} s")
     print(f"second query (tree remembered): median {statistics.median(warms):.2f} s")
     print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")

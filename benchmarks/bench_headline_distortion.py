@@ -44,10 +44,10 @@ def _load() -> str:
 
 
 def bench_infer(imgsz: int, rounds: int, calls: int, warmup: int) -> list[float]:
+    import libreyolo
     import torch
     from PIL import Image
 
-    import libreyolo
     from libreyolo_profile.measure import common
     from libreyolo_profile.measure.infer import InferCall, _measure_trial, batch_plan, over_plan
     from libreyolo_profile.measure.options import InferOptions
@@ -61,8 +61,9 @@ def bench_infer(imgsz: int, rounds: int, calls: int, warmup: int) -> list[float]
     wrapper.model.eval()
     image = Image.open(libreyolo.SAMPLE_IMAGE).convert("RGB")
     opts = InferOptions(imgsz=imgsz, runs=calls, warmup=warmup, device="cpu")  # the CLI's defaults otherwise
-    call = over_plan(InferCall(wrapper, device, imgsz, 0.25, 0.45, 300, None, opts.module_depth),
-                     batch_plan([image], 1, calls))
+    call = over_plan(
+        InferCall(wrapper, device, imgsz, 0.25, 0.45, 300, None, opts.module_depth), batch_plan([image], 1, calls)
+    )
     TrialRunner(device).warmup(call, warmup)
 
     def headline(tmp: Path) -> float:
@@ -90,8 +91,10 @@ def bench_infer(imgsz: int, rounds: int, calls: int, warmup: int) -> list[float]
                 b = plain()
                 a = headline(Path(tmp))
             distortion.append((a / b - 1) * 100)
-            print(f"  infer {imgsz} round {r + 1}: headline {a:.2f} ms, plain {b:.2f} ms, {distortion[-1]:+.2f}%",
-                  flush=True)
+            print(
+                f"  infer {imgsz} round {r + 1}: headline {a:.2f} ms, plain {b:.2f} ms, {distortion[-1]:+.2f}%",
+                flush=True,
+            )
     return distortion
 
 
@@ -107,8 +110,7 @@ def bench_run(imgsz: int, rounds: int, steps: int, warmup: int) -> list[float]:
     common.quiet_libreyolo_logging()
     device = torch.device("cpu")
     data = str(ROOT / "fixtures" / "synth3.yaml")
-    opts = RunOptions(data=data, batch=2, imgsz=imgsz, workers=0, steps=steps, warmup=warmup, device="cpu",
-                      amp=False)
+    opts = RunOptions(data=data, batch=2, imgsz=imgsz, workers=0, steps=steps, warmup=warmup, device="cpu", amp=False)
     distortion = []
     with tempfile.TemporaryDirectory() as tmp:
         training = train.set_up(opts, resolve_dataset(data), device, Path(tmp))
@@ -140,17 +142,22 @@ def bench_run(imgsz: int, rounds: int, steps: int, warmup: int) -> list[float]:
                 b = plain(r)
                 a = headline(r)
             distortion.append((a / b - 1) * 100)
-            print(f"  run {imgsz} round {r + 1}: headline {a:.1f} ms/step, plain {b:.1f} ms/step, "
-                  f"{distortion[-1]:+.2f}%", flush=True)
+            print(
+                f"  run {imgsz} round {r + 1}: headline {a:.1f} ms/step, plain {b:.1f} ms/step, {distortion[-1]:+.2f}%",
+                flush=True,
+            )
     return distortion
 
 
 def _report(name: str, distortion: list[float]) -> None:
     median = statistics.median(distortion)
     verdict = "meets" if abs(median) <= 1.0 else "misses"
-    print(f"{name}: headline vs plain work, median distortion {median:+.2f}% over {len(distortion)} rounds "
-          f"(spread {min(distortion):+.2f}..{max(distortion):+.2f}%) — {verdict} the ≤ 1% target; "
-          f"rounds: {_fmt(distortion)}", flush=True)
+    print(
+        f"{name}: headline vs plain work, median distortion {median:+.2f}% over {len(distortion)} rounds "
+        f"(spread {min(distortion):+.2f}..{max(distortion):+.2f}%) — {verdict} the ≤ 1% target; "
+        f"rounds: {_fmt(distortion)}",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -169,8 +176,9 @@ def main() -> None:
     for imgsz in a.imgsz:
         _report(f"infer imgsz {imgsz} ({a.calls} calls)", bench_infer(imgsz, a.rounds, a.calls, a.warmup))
     if not a.skip_run:
-        _report(f"run imgsz {a.run_imgsz} ({a.run_steps} steps, batch 2)",
-                bench_run(a.run_imgsz, a.rounds, a.run_steps, 1))
+        _report(
+            f"run imgsz {a.run_imgsz} ({a.run_steps} steps, batch 2)", bench_run(a.run_imgsz, a.rounds, a.run_steps, 1)
+        )
     print(f"after: {_load()}")
 
 

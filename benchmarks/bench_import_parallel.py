@@ -41,9 +41,22 @@ def run_import(traces: list[Path], project: Path, cache: Path, *options: str) ->
     shutil.rmtree(project, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "libreyolo_profile", "import", *map(str, traces), "--project",
-                             str(project), "--json", *options], capture_output=True, text=True,
-                            env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "libreyolo_profile",
+            "import",
+            *map(str, traces),
+            "--project",
+            str(project),
+            "--json",
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
+    )
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         sys.exit(f"import {' '.join(options)} failed ({result.returncode}): {result.stderr[-2000:]}")
@@ -72,8 +85,9 @@ def main() -> None:
         from distributed import LocalCluster
 
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-            figures["--scheduler (Dask, 2 workers)"] = run_import(traces, args.dir / "project", args.dir / "cache",
-                                                                  "--scheduler", cluster.scheduler_address)
+            figures["--scheduler (Dask, 2 workers)"] = run_import(
+                traces, args.dir / "project", args.dir / "cache", "--scheduler", cluster.scheduler_address
+            )
     base = figures["--jobs 1"]
     for label, elapsed in figures.items():
         print(f"{label}: {elapsed:.1f} s, {len(traces) / elapsed:.1f} traces/s, speed-up ×{base / elapsed:.2f}")

@@ -71,7 +71,7 @@ def build_trace(size_mb: int, out: Path, source: Path = SOURCE) -> Path:
             offsets = (replica * span, replica * ids, replica * steps)
             chunks = [None] * (2 * len(numbers) + 1)
             chunks[0::2] = parts
-            chunks[1::2] = [str(n + offsets[k]).encode() for n, k in zip(numbers, kinds)]
+            chunks[1::2] = [str(n + offsets[k]).encode() for n, k in zip(numbers, kinds, strict=False)]
             handle.write(b",\n  ")
             handle.write(b"".join(chunks))
             replica += 1
@@ -113,8 +113,13 @@ def measure(cmd: list[str], env: dict | None = None, timeout: float = 1200) -> d
         wall = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
-        return {"wall_s": wall, "peak_mb": peak / 1024, "rc": proc.returncode,
-                "stdout": out.read().decode(errors="replace"), "stderr": err.read().decode(errors="replace")}
+        return {
+            "wall_s": wall,
+            "peak_mb": peak / 1024,
+            "rc": proc.returncode,
+            "stdout": out.read().decode(errors="replace"),
+            "stderr": err.read().decode(errors="replace"),
+        }
 
 
 PARSE_SNIPPET = """
@@ -177,12 +182,16 @@ def bench_size(size_mb: int, runs: int, hta_python: str | None, hta_cap_gb: floa
         if r["rc"] == 0:
             rows, _inner = r["stdout"].split()
             rate = events / r["wall_s"]
-            print(f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): {r['wall_s']:.1f} s, "
-                  f"{rate / 1e6:.3f} M events/s, peak RSS {r['peak_mb']:.0f} MiB; ours is {our_rate / rate:.0f}x faster")
+            print(
+                f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): {r['wall_s']:.1f} s, "
+                f"{rate / 1e6:.3f} M events/s, peak RSS {r['peak_mb']:.0f} MiB; ours is {our_rate / rate:.0f}x faster"
+            )
         else:
             tail = (r["stderr"].strip().splitlines() or ["(no message)"])[-1]
-            print(f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): FAILED rc={r['rc']} after "
-                  f"{r['wall_s']:.1f} s, peak RSS {r['peak_mb']:.0f} MiB: {tail[:300]}")
+            print(
+                f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): FAILED rc={r['rc']} after "
+                f"{r['wall_s']:.1f} s, peak RSS {r['peak_mb']:.0f} MiB: {tail[:300]}"
+            )
 
 
 def main() -> None:

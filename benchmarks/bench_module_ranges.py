@@ -44,26 +44,34 @@ def _rounds(blocks: dict, rounds: int) -> dict[str, list[float]]:
     names = list(blocks)
     per_round = {n: [] for n in names}
     for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for n in order:
             per_round[n].append(blocks[n]())
     return per_round
 
 
 def _cost(per_round: dict[str, list[float]]) -> dict:
-    costs = [(d - z) / u * 100 for d, z, u in zip(per_round["depth2"], per_round["depth0"], per_round["plain"])]
-    profiler = [(z / u - 1) * 100 for z, u in zip(per_round["depth0"], per_round["plain"])]
-    return {"plain_ms": statistics.median(per_round["plain"]), "depth0_ms": statistics.median(per_round["depth0"]),
-            "depth2_ms": statistics.median(per_round["depth2"]), "ranges_cost_pct": statistics.median(costs),
-            "ranges_cost_min": min(costs), "ranges_cost_max": max(costs), "rounds_pct": costs,
-            "profiler_overhead_pct": statistics.median(profiler)}
+    costs = [
+        (d - z) / u * 100 for d, z, u in zip(per_round["depth2"], per_round["depth0"], per_round["plain"], strict=False)
+    ]
+    profiler = [(z / u - 1) * 100 for z, u in zip(per_round["depth0"], per_round["plain"], strict=False)]
+    return {
+        "plain_ms": statistics.median(per_round["plain"]),
+        "depth0_ms": statistics.median(per_round["depth0"]),
+        "depth2_ms": statistics.median(per_round["depth2"]),
+        "ranges_cost_pct": statistics.median(costs),
+        "ranges_cost_min": min(costs),
+        "ranges_cost_max": max(costs),
+        "rounds_pct": costs,
+        "profiler_overhead_pct": statistics.median(profiler),
+    }
 
 
 def bench_infer(imgsz: int, rounds: int, calls: int) -> dict:
+    import libreyolo
     import torch
     from PIL import Image
 
-    import libreyolo
     from libreyolo_profile.measure import common, profiler
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
     from libreyolo_profile.measure.modules import ModuleRanges
@@ -88,17 +96,28 @@ def bench_infer(imgsz: int, rounds: int, calls: int) -> dict:
         del prof
         return statistics.median(times)
 
-    per_round = _rounds({"plain": lambda: statistics.median(runner.time_block(call, range(calls)).call_ms),
-                         "depth0": lambda: profiled(0), "depth2": lambda: profiled(DEPTH)}, rounds)
-    return {"imgsz": imgsz, "rounds": rounds, "calls": calls, "ranges_per_call": len(ranges[DEPTH].targets),
-            **_cost(per_round)}
+    per_round = _rounds(
+        {
+            "plain": lambda: statistics.median(runner.time_block(call, range(calls)).call_ms),
+            "depth0": lambda: profiled(0),
+            "depth2": lambda: profiled(DEPTH),
+        },
+        rounds,
+    )
+    return {
+        "imgsz": imgsz,
+        "rounds": rounds,
+        "calls": calls,
+        "ranges_per_call": len(ranges[DEPTH].targets),
+        **_cost(per_round),
+    }
 
 
 def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
-    import torch
-
     import libreyolo
+    import torch
     from libreyolo.models.yolo9.trainer import YOLO9Trainer
+
     from libreyolo_profile.measure import common, profiler
     from libreyolo_profile.measure.dataset import resolve_dataset
     from libreyolo_profile.measure.modules import ModuleRanges
@@ -113,9 +132,22 @@ def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
     w._rebuild_for_new_classes(cfg["nc"])
     w.model.enable_aux(weight=0.25)
     with tempfile.TemporaryDirectory() as tmp:
-        trainer = YOLO9Trainer(model=w.model, wrapper_model=w, size="t", num_classes=cfg["nc"],
-                               data=cfg["yaml_file"], batch=2, imgsz=imgsz, workers=0, device="cpu",
-                               project=tmp, name="b", exist_ok=True, amp=False, seed=0)
+        trainer = YOLO9Trainer(
+            model=w.model,
+            wrapper_model=w,
+            size="t",
+            num_classes=cfg["nc"],
+            data=cfg["yaml_file"],
+            batch=2,
+            imgsz=imgsz,
+            workers=0,
+            device="cpu",
+            project=tmp,
+            name="b",
+            exist_ok=True,
+            amp=False,
+            seed=0,
+        )
         trainer.setup()
     step = TrainStep(trainer, device, None)
     step.model.train()
@@ -137,10 +169,16 @@ def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
         step.end_pass()
         return window.wall_ms / steps
 
-    per_round = _rounds({"plain": lambda: block(None), "depth0": lambda: block(0), "depth2": lambda: block(DEPTH)},
-                        rounds)
-    return {"imgsz": imgsz, "rounds": rounds, "steps": steps, "ranges_per_step": 2 * len(ranges[DEPTH].targets),
-            **_cost(per_round)}
+    per_round = _rounds(
+        {"plain": lambda: block(None), "depth0": lambda: block(0), "depth2": lambda: block(DEPTH)}, rounds
+    )
+    return {
+        "imgsz": imgsz,
+        "rounds": rounds,
+        "steps": steps,
+        "ranges_per_step": 2 * len(ranges[DEPTH].targets),
+        **_cost(per_round),
+    }
 
 
 def _thread_cpu_cost(call, ranges: dict, device, rounds: int, calls: int, annotate_plain: bool = False) -> dict:
@@ -172,16 +210,18 @@ def _thread_cpu_cost(call, ranges: dict, device, rounds: int, calls: int, annota
                 prof.stop()
         return statistics.median(times)
 
-    per_round = _rounds({"plain": lambda: block(0, False), "depth0": lambda: block(0, True),
-                         "depth2": lambda: block(DEPTH, True)}, rounds)
+    per_round = _rounds(
+        {"plain": lambda: block(0, False), "depth0": lambda: block(0, True), "depth2": lambda: block(DEPTH, True)},
+        rounds,
+    )
     return _cost(per_round)
 
 
 def cpu_cost_infer(imgsz: int, rounds: int, calls: int) -> dict:
+    import libreyolo
     import torch
     from PIL import Image
 
-    import libreyolo
     from libreyolo_profile.measure import common
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
     from libreyolo_profile.measure.modules import ModuleRanges
@@ -207,9 +247,9 @@ def cpu_cost_infer(imgsz: int, rounds: int, calls: int) -> dict:
 
 def cpu_cost_run(imgsz: int, rounds: int, steps: int) -> dict:
     """Forward + loss + backward of the training model (the part the ranges touch), thread CPU time."""
+    import libreyolo
     import torch
 
-    import libreyolo
     from libreyolo_profile.measure import common
     from libreyolo_profile.measure.modules import ModuleRanges
 
@@ -292,8 +332,12 @@ def skeleton_cost_us(model, backward: bool, rounds: int = 7, reps: int = 200) ->
             got = {d: block(d) for d in order}
             diffs.append(got[DEPTH] - got[0])
     del prof
-    return {"ranges": len(made[DEPTH].targets) * (2 if backward else 1), "cost_us": statistics.median(diffs),
-            "min_us": min(diffs), "max_us": max(diffs)}
+    return {
+        "ranges": len(made[DEPTH].targets) * (2 if backward else 1),
+        "cost_us": statistics.median(diffs),
+        "min_us": min(diffs),
+        "max_us": max(diffs),
+    }
 
 
 def plain_ms(call, rounds: int, calls: int) -> tuple[float, float]:
@@ -311,9 +355,9 @@ def plain_ms(call, rounds: int, calls: int) -> tuple[float, float]:
 
 def skeleton_report(args) -> None:
     """The ranges' cost per call against the unprofiled call or step at each size (the primary figure)."""
+    import libreyolo
     import torch
 
-    import libreyolo
     from libreyolo_profile.measure import common
 
     common.quiet_libreyolo_logging()
@@ -325,11 +369,13 @@ def skeleton_report(args) -> None:
     train_cost = skeleton_cost_us(w.model.train(), backward=True)
     w.model.disable_aux()  # inference never calls the aux branch
     infer_cost = skeleton_cost_us(w.model.eval(), backward=False)
-    print(f"ranges' own cost (skeleton of LibreYOLO9-t's tree to depth {DEPTH}, under the profiler, thread CPU time): "
-          f"infer {infer_cost['cost_us']:.0f} µs per call ({infer_cost['ranges']} ranges; rounds "
-          f"{infer_cost['min_us']:.0f} … {infer_cost['max_us']:.0f}), train {train_cost['cost_us']:.0f} µs per step "
-          f"({train_cost['ranges']} ranges, forward + backward; rounds {train_cost['min_us']:.0f} … "
-          f"{train_cost['max_us']:.0f})")
+    print(
+        f"ranges' own cost (skeleton of LibreYOLO9-t's tree to depth {DEPTH}, under the profiler, thread CPU time): "
+        f"infer {infer_cost['cost_us']:.0f} µs per call ({infer_cost['ranges']} ranges; rounds "
+        f"{infer_cost['min_us']:.0f} … {infer_cost['max_us']:.0f}), train {train_cost['cost_us']:.0f} µs per step "
+        f"({train_cost['ranges']} ranges, forward + backward; rounds {train_cost['min_us']:.0f} … "
+        f"{train_cost['max_us']:.0f})"
+    )
     from PIL import Image
 
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
@@ -341,8 +387,10 @@ def skeleton_report(args) -> None:
         call(0, False)
         wall, cpu = plain_ms(call, 3, args.calls)
         pct = infer_cost["cost_us"] / 1000.0 / cpu * 100
-        print(f"  infer {imgsz} px: unprofiled call {cpu:.1f} ms thread CPU time on 1 torch thread ({wall:.1f} ms wall)"
-              f" → ranges {pct:.2f}% of it; target ≤ 1%: " + ("met" if pct <= 1.0 else "NOT met"))
+        print(
+            f"  infer {imgsz} px: unprofiled call {cpu:.1f} ms thread CPU time on 1 torch thread ({wall:.1f} ms wall)"
+            f" → ranges {pct:.2f}% of it; target ≤ 1%: " + ("met" if pct <= 1.0 else "NOT met")
+        )
     if not args.skip_run:
         w.model.enable_aux(weight=0.25)
         model = w.model.train()
@@ -357,22 +405,31 @@ def skeleton_report(args) -> None:
         train_call(0, False)
         wall, cpu = plain_ms(train_call, 2, args.steps)
         pct = train_cost["cost_us"] / 1000.0 / cpu * 100
-        print(f"  train forward+backward {args.run_imgsz} px, batch 2: {cpu:.1f} ms thread CPU time on 1 torch thread "
-              f"({wall:.1f} ms wall) → ranges {pct:.2f}% of it (the optimizer step, not counted, only lowers it); "
-              "target ≤ 1%: " + ("met" if pct <= 1.0 else "NOT met"))
+        print(
+            f"  train forward+backward {args.run_imgsz} px, batch 2: {cpu:.1f} ms thread CPU time on 1 torch thread "
+            f"({wall:.1f} ms wall) → ranges {pct:.2f}% of it (the optimizer step, not counted, only lowers it); "
+            "target ≤ 1%: " + ("met" if pct <= 1.0 else "NOT met")
+        )
 
 
 def _print(label: str, res: dict, unit: str) -> None:
-    print(f"{label}: unprofiled {res['plain_ms']:.2f} ms/{unit}, profiled {res['depth0_ms']:.2f} (profiler "
-          f"{res['profiler_overhead_pct']:+.2f}%), profiled + depth-{DEPTH} ranges {res['depth2_ms']:.2f}")
-    print(f"  ranges' cost: median {res['ranges_cost_pct']:+.2f}% of the unprofiled {unit} "
-          f"(range {res['ranges_cost_min']:+.2f} … {res['ranges_cost_max']:+.2f}; rounds "
-          + ", ".join(f"{x:+.2f}" for x in res["rounds_pct"]) + f"); target ≤ 1%: "
-          + ("met" if res["ranges_cost_pct"] <= 1.0 else "NOT met"))
+    print(
+        f"{label}: unprofiled {res['plain_ms']:.2f} ms/{unit}, profiled {res['depth0_ms']:.2f} (profiler "
+        f"{res['profiler_overhead_pct']:+.2f}%), profiled + depth-{DEPTH} ranges {res['depth2_ms']:.2f}"
+    )
+    print(
+        f"  ranges' cost: median {res['ranges_cost_pct']:+.2f}% of the unprofiled {unit} "
+        f"(range {res['ranges_cost_min']:+.2f} … {res['ranges_cost_max']:+.2f}; rounds "
+        + ", ".join(f"{x:+.2f}" for x in res["rounds_pct"])
+        + "); target ≤ 1%: "
+        + ("met" if res["ranges_cost_pct"] <= 1.0 else "NOT met")
+    )
     spread = res["ranges_cost_max"] - res["ranges_cost_min"]
     if spread > 2.0:
-        print(f"  (rounds spread {spread:.1f} points: this machine's noise is larger than the 1% measured; "
-              "the skeleton figure above is the one that resolves it)")
+        print(
+            f"  (rounds spread {spread:.1f} points: this machine's noise is larger than the 1% measured; "
+            "the skeleton figure above is the one that resolves it)"
+        )
 
 
 def main() -> None:
@@ -392,30 +449,59 @@ def main() -> None:
     import subprocess
 
     if not os.environ.get("BENCH_MODULE_RANGES_CHILD"):
-        subprocess.run([sys.executable, __file__, "--cpu-time-only", "--rounds", str(args.rounds), "--calls",
-                        str(args.calls), "--steps", str(args.steps), "--run-imgsz", str(args.run_imgsz),
-                        "--imgsz", *map(str, args.imgsz)] + (["--skip-run"] if args.skip_run else []),
-                       env=dict(os.environ, BENCH_MODULE_RANGES_CHILD="1"), check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--cpu-time-only",
+                "--rounds",
+                str(args.rounds),
+                "--calls",
+                str(args.calls),
+                "--steps",
+                str(args.steps),
+                "--run-imgsz",
+                str(args.run_imgsz),
+                "--imgsz",
+                *map(str, args.imgsz),
+            ]
+            + (["--skip-run"] if args.skip_run else []),
+            env=dict(os.environ, BENCH_MODULE_RANGES_CHILD="1"),
+            check=True,
+        )
     if args.cpu_time_only:
         if not os.environ.get("BENCH_MODULE_RANGES_CHILD"):
             return
         skeleton_report(args)
         for imgsz in args.imgsz:
-            _print(f"[thread CPU time, 1 torch thread] infer {imgsz} px, {args.rounds} rounds × {args.calls} calls",
-                   cpu_cost_infer(imgsz, args.rounds, args.calls), "call")
+            _print(
+                f"[thread CPU time, 1 torch thread] infer {imgsz} px, {args.rounds} rounds × {args.calls} calls",
+                cpu_cost_infer(imgsz, args.rounds, args.calls),
+                "call",
+            )
         if not args.skip_run:
-            _print(f"[thread CPU time, 1 torch thread] train forward+backward {args.run_imgsz} px, batch 2, "
-                   f"{args.rounds} rounds × {args.steps} steps", cpu_cost_run(args.run_imgsz, args.rounds, args.steps),
-                   "step")
+            _print(
+                f"[thread CPU time, 1 torch thread] train forward+backward {args.run_imgsz} px, batch 2, "
+                f"{args.rounds} rounds × {args.steps} steps",
+                cpu_cost_run(args.run_imgsz, args.rounds, args.steps),
+                "step",
+            )
         return
     for imgsz in args.imgsz:
         res = bench_infer(imgsz, args.rounds, args.calls)
-        _print(f"infer {imgsz} px, {res['ranges_per_call']} ranges per call, {args.rounds} rounds × {args.calls} calls",
-               res, "call")
+        _print(
+            f"infer {imgsz} px, {res['ranges_per_call']} ranges per call, {args.rounds} rounds × {args.calls} calls",
+            res,
+            "call",
+        )
     if not args.skip_run:
         res = bench_run(args.run_imgsz, args.rounds, args.steps)
-        _print(f"run {args.run_imgsz} px, batch 2, {res['ranges_per_step']} ranges per step at most, "
-               f"{args.rounds} rounds × {args.steps} steps", res, "step")
+        _print(
+            f"run {args.run_imgsz} px, batch 2, {res['ranges_per_step']} ranges per step at most, "
+            f"{args.rounds} rounds × {args.steps} steps",
+            res,
+            "step",
+        )
 
 
 if __name__ == "__main__":

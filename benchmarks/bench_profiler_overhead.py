@@ -1,12 +1,13 @@
 """How much does our profiler configuration distort what it measures? (SPEC §7: ≤ 5% for `infer`
 at --imgsz 640 on the CPU.)
 
-Infer: one process, LibreYOLO9-t (random init, eval) on LibreYOLO's sample image, the exact call,
-trial loop and profiler settings `libreyolo profile infer` uses (measure/infer.py `InferCall`,
-measure/trials.py `TrialRunner`, measure/common.py `make_profiler`). Per round, a block of N
-unprofiled calls and a block of N profiled calls (one profiler session, `ProfilerStep#n` + phase ranges, as in a profile), in
-alternating order (A B, then B A, …) so drift hits both. Per round: overhead = median(profiled) /
-median(unprofiled) − 1. Reported: every round, the median and the spread (min–max) over rounds.
+Infer: one process, LibreYOLO9-t (random init, eval) on LibreYOLO's sample image, the exact call, trial
+loop and profiler settings `libreyolo profile infer` uses (measure/infer.py `InferCall`,
+measure/trials.py `TrialRunner`, measure/common.py `make_profiler`). Per round, a block of N unprofiled
+calls and a block of N profiled calls (one profiler session, `ProfilerStep#n` + phase ranges, as in a
+profile), in alternating order (A B, then B A, …) so drift hits both. Per round: overhead =
+median(profiled) / median(unprofiled) − 1. Reported: every round, the median and the spread (min–max)
+over rounds.
 Optionally a third block with profile_memory=True, to decide whether CPU profiles can afford
 allocator events.
 
@@ -37,10 +38,10 @@ def _fmt(xs):
 
 
 def bench_infer(imgsz: int, rounds: int, calls: int, memory: bool) -> dict:
+    import libreyolo
     import torch
     from PIL import Image
 
-    import libreyolo
     from libreyolo_profile.measure import common, profiler
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
     from libreyolo_profile.measure.trials import TrialRunner
@@ -73,20 +74,24 @@ def bench_infer(imgsz: int, rounds: int, calls: int, memory: bool) -> dict:
             meds[n] = statistics.median(blocks[n]())
         for n in names:
             per_round[n].append(meds[n])
-    res = {"imgsz": imgsz, "rounds": rounds, "calls": calls,
-           "plain_ms": statistics.median(per_round["plain"])}
+    res = {"imgsz": imgsz, "rounds": rounds, "calls": calls, "plain_ms": statistics.median(per_round["plain"])}
     for n in names[1:]:
-        ov = [(p / u - 1) * 100 for p, u in zip(per_round[n], per_round["plain"])]
-        res[n] = {"overhead_pct_median": statistics.median(ov), "min": min(ov), "max": max(ov), "rounds": ov,
-                  "profiled_ms": statistics.median(per_round[n])}
+        ov = [(p / u - 1) * 100 for p, u in zip(per_round[n], per_round["plain"], strict=False)]
+        res[n] = {
+            "overhead_pct_median": statistics.median(ov),
+            "min": min(ov),
+            "max": max(ov),
+            "rounds": ov,
+            "profiled_ms": statistics.median(per_round[n]),
+        }
     return res
 
 
 def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
-    import torch
-
     import libreyolo
+    import torch
     from libreyolo.models.yolo9.trainer import YOLO9Trainer
+
     from libreyolo_profile.measure import common, profiler
     from libreyolo_profile.measure.dataset import resolve_dataset
     from libreyolo_profile.measure.train_step import TrainStep
@@ -100,9 +105,22 @@ def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
     w._rebuild_for_new_classes(cfg["nc"])
     w.model.enable_aux(weight=0.25)
     with tempfile.TemporaryDirectory() as tmp:
-        trainer = YOLO9Trainer(model=w.model, wrapper_model=w, size="t", num_classes=cfg["nc"],
-                               data=cfg["yaml_file"], batch=2, imgsz=imgsz, workers=0, device="cpu",
-                               project=tmp, name="b", exist_ok=True, amp=False, seed=0)
+        trainer = YOLO9Trainer(
+            model=w.model,
+            wrapper_model=w,
+            size="t",
+            num_classes=cfg["nc"],
+            data=cfg["yaml_file"],
+            batch=2,
+            imgsz=imgsz,
+            workers=0,
+            device="cpu",
+            project=tmp,
+            name="b",
+            exist_ok=True,
+            amp=False,
+            seed=0,
+        )
         trainer.setup()
     step = TrainStep(trainer, device, None)
     step.model.train()
@@ -130,10 +148,18 @@ def bench_run(imgsz: int, rounds: int, steps: int) -> dict:
         else:
             prof.append(block(True))
             plain.append(block(False))
-    ov = [(p / u - 1) * 100 for p, u in zip(prof, plain)]
-    return {"imgsz": imgsz, "rounds": rounds, "steps": steps, "plain_step_ms": statistics.median(plain),
-            "profiled_step_ms": statistics.median(prof), "overhead_pct_median": statistics.median(ov),
-            "min": min(ov), "max": max(ov), "rounds_pct": ov}
+    ov = [(p / u - 1) * 100 for p, u in zip(prof, plain, strict=False)]
+    return {
+        "imgsz": imgsz,
+        "rounds": rounds,
+        "steps": steps,
+        "plain_step_ms": statistics.median(plain),
+        "profiled_step_ms": statistics.median(prof),
+        "overhead_pct_median": statistics.median(ov),
+        "min": min(ov),
+        "max": max(ov),
+        "rounds_pct": ov,
+    }
 
 
 def main() -> None:
@@ -152,16 +178,23 @@ def main() -> None:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     for imgsz in a.imgsz:
         r = bench_infer(imgsz, a.rounds, a.calls, a.memory)
-        print(f"infer imgsz {imgsz}: unprofiled median {r['plain_ms']:.1f} ms/call ({a.rounds} rounds × {a.calls} calls, interleaved)")
+        print(
+            f"infer imgsz {imgsz}: unprofiled median {r['plain_ms']:.1f} ms/call "
+            f"({a.rounds} rounds × {a.calls} calls, interleaved)"
+        )
         for n in [k for k in r if k.startswith("profiled")]:
             v = r[n]
-            print(f"  {n:16s}: {v['profiled_ms']:.1f} ms/call, overhead median {v['overhead_pct_median']:+.1f}% "
-                  f"(spread {v['min']:+.1f}..{v['max']:+.1f}%; rounds: {_fmt(v['rounds'])})")
+            print(
+                f"  {n:16s}: {v['profiled_ms']:.1f} ms/call, overhead median {v['overhead_pct_median']:+.1f}% "
+                f"(spread {v['min']:+.1f}..{v['max']:+.1f}%; rounds: {_fmt(v['rounds'])})"
+            )
     if not a.skip_run:
         r = bench_run(a.run_imgsz, a.run_rounds, a.run_steps)
-        print(f"run imgsz {r['imgsz']} batch 2 (fixture, aux on): unprofiled {r['plain_step_ms']:.0f} ms/step, "
-              f"profiled {r['profiled_step_ms']:.0f} ms/step, overhead median {r['overhead_pct_median']:+.1f}% "
-              f"(spread {r['min']:+.1f}..{r['max']:+.1f}%; rounds: {_fmt(r['rounds_pct'])})")
+        print(
+            f"run imgsz {r['imgsz']} batch 2 (fixture, aux on): unprofiled {r['plain_step_ms']:.0f} ms/step, "
+            f"profiled {r['profiled_step_ms']:.0f} ms/step, overhead median {r['overhead_pct_median']:+.1f}% "
+            f"(spread {r['min']:+.1f}..{r['max']:+.1f}%; rounds: {_fmt(r['rounds_pct'])})"
+        )
 
 
 if __name__ == "__main__":

@@ -75,8 +75,10 @@ def main() -> None:
     floor = statistics.median(times["floor"])
     for name, values in times.items():
         med = statistics.median(values)
-        print(f"{name:12s} median {med:.3f} s  min {min(values):.3f}  max {max(values):.3f}  "
-              f"x floor {med / floor:.2f}   runs: {' '.join(f'{v:.3f}' for v in values)}")
+        print(
+            f"{name:12s} median {med:.3f} s  min {min(values):.3f}  max {max(values):.3f}  "
+            f"x floor {med / floor:.2f}   runs: {' '.join(f'{v:.3f}' for v in values)}"
+        )
     ratio = statistics.median(times["get-cached"]) / floor
     print(f"get-cached / floor = {ratio:.2f} (target <= {TARGET:.1f}): {'met' if ratio <= TARGET else 'NOT met'}")
     shutil.rmtree(work, ignore_errors=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PLAIN = r'''
+PLAIN = r"""
 import sys
 from pathlib import Path
 import libreyolo
@@ -42,16 +42,39 @@ else:
 model.model.eval()
 for _ in range(int(sys.argv[1])):
     model(libreyolo.SAMPLE_IMAGE, conf=0.25, iou=0.45, max_det=300)
-'''
+"""
 
 
 def _cmd_a(project: Path) -> list[str]:
     exe = Path(sys.executable).with_name("libreyolo")
     head = [str(exe)] if exe.is_file() else [sys.executable, "-m", "libreyolo_profile.launcher"]
     if head[0].endswith("libreyolo"):
-        return head + ["profile", "infer", "--device", "cpu", "--warmup", "5", "--runs", "20", "--project", str(project)]
-    return [sys.executable, "-m", "libreyolo_profile", "infer", "--device", "cpu", "--warmup", "5", "--runs", "20",
-            "--project", str(project)]
+        return head + [
+            "profile",
+            "infer",
+            "--device",
+            "cpu",
+            "--warmup",
+            "5",
+            "--runs",
+            "20",
+            "--project",
+            str(project),
+        ]
+    return [
+        sys.executable,
+        "-m",
+        "libreyolo_profile",
+        "infer",
+        "--device",
+        "cpu",
+        "--warmup",
+        "5",
+        "--runs",
+        "20",
+        "--project",
+        str(project),
+    ]
 
 
 def main() -> None:
@@ -65,7 +88,7 @@ def main() -> None:
         script.write_text(PLAIN)
         times = {"A": [], "B": []}
         for r in range(a.rounds):
-            for which in (("A", "B") if r % 2 == 0 else ("B", "A")):
+            for which in ("A", "B") if r % 2 == 0 else ("B", "A"):
                 if which == "A":
                     cmd = _cmd_a(tmp / f"p{r}")
                 else:
@@ -78,10 +101,14 @@ def main() -> None:
                 times[which].append(dt)
                 print(f"round {r + 1} {which}: {dt:.2f} s", flush=True)
     ma, mb = statistics.median(times["A"]), statistics.median(times["B"])
-    print(f"A  libreyolo profile infer --device cpu --warmup 5 --runs 20: median {ma:.2f} s "
-          f"(spread {min(times['A']):.2f}..{max(times['A']):.2f})")
-    print(f"B  plain script, 25 predict calls:                           median {mb:.2f} s "
-          f"(spread {min(times['B']):.2f}..{max(times['B']):.2f})")
+    print(
+        f"A  libreyolo profile infer --device cpu --warmup 5 --runs 20: median {ma:.2f} s "
+        f"(spread {min(times['A']):.2f}..{max(times['A']):.2f})"
+    )
+    print(
+        f"B  plain script, 25 predict calls:                           median {mb:.2f} s "
+        f"(spread {min(times['B']):.2f}..{max(times['B']):.2f})"
+    )
     print(f"ratio A/B (medians): {ma / mb:.2f}× (target ≤ 2×)")
 
 

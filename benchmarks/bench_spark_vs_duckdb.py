@@ -24,8 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_first_query import REPO, cli, generate_tree  # noqa: E402
 
-SQL = ("SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms_all_runs FROM kernels "
-       "GROUP BY name ORDER BY ms_all_runs DESC, name LIMIT 5")
+SQL = (
+    "SELECT name, count(DISTINCT profile_id) AS runs, sum(ms_per_step) AS ms_all_runs FROM kernels "
+    "GROUP BY name ORDER BY ms_all_runs DESC, name LIMIT 5"
+)
 
 
 def base_profile(work: Path, trace: str) -> Path:
@@ -52,15 +54,21 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "libreyolo-bench-spark")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    root = timed(f"tree of {args.profiles} profiles (made once, kept)", lambda: generate_tree(
-        base_profile(args.dir, args.trace), args.dir / f"tree-{args.trace}-{args.profiles}", args.profiles))
+    root = timed(
+        f"tree of {args.profiles} profiles (made once, kept)",
+        lambda: generate_tree(
+            base_profile(args.dir, args.trace), args.dir / f"tree-{args.trace}-{args.profiles}", args.profiles
+        ),
+    )
     cache = args.dir / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     env = {"XDG_CACHE_HOME": str(cache)}
     os.environ.update(env)
 
     print("DuckDB (`libreyolo profile query`, a fresh process each):")
-    duck = timed("first query, tree never seen", lambda: json.loads(cli("query", SQL, str(root), "--json", env=env).stdout))
+    duck = timed(
+        "first query, tree never seen", lambda: json.loads(cli("query", SQL, str(root), "--json", env=env).stdout)
+    )
     timed("second query, tree remembered", lambda: cli("query", SQL, str(root), "--json", env=env))
 
     print(f"Spark local[{args.cores}] (one process: session, then the views, then the query):")
@@ -68,9 +76,17 @@ def main() -> None:
 
     from libreyolo_profile.store.crossrun.spark import register_spark
 
-    spark = timed("session start (JVM)", lambda: SparkSession.builder.master(f"local[{args.cores}]")
-                  .config("spark.sql.shuffle.partitions", str(2 * args.cores)).config("spark.ui.enabled", "false")
-                  .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "2g").getOrCreate())
+    spark = timed(
+        "session start (JVM)",
+        lambda: (
+            SparkSession.builder.master(f"local[{args.cores}]")
+            .config("spark.sql.shuffle.partitions", str(2 * args.cores))
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.memory", "2g")
+            .getOrCreate()
+        ),
+    )
     spark.sparkContext.setLogLevel("ERROR")
     timed("views registered (catalogue + file listing)", lambda: register_spark(spark, [root]))
     rows = timed("first query", lambda: [r.asDict() for r in spark.sql(SQL).collect()])
@@ -78,9 +94,13 @@ def main() -> None:
     spark.stop()
 
     same = [(r["name"], r["runs"]) for r in rows] == [(r["name"], r["runs"]) for r in duck] and all(
-        abs(a["ms_all_runs"] - b["ms_all_runs"]) <= 1e-9 * abs(b["ms_all_runs"]) for a, b in zip(rows, duck))
-    print(f"answers agree: {same}; top kernel {duck[0]['name'][:60]!r} in {duck[0]['runs']} runs, "
-          f"{duck[0]['ms_all_runs']:.1f} ms/step summed")
+        abs(a["ms_all_runs"] - b["ms_all_runs"]) <= 1e-9 * abs(b["ms_all_runs"])
+        for a, b in zip(rows, duck, strict=False)
+    )
+    print(
+        f"answers agree: {same}; top kernel {duck[0]['name'][:60]!r} in {duck[0]['runs']} runs, "
+        f"{duck[0]['ms_all_runs']:.1f} ms/step summed"
+    )
     print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     if not same:
         sys.exit("Spark and DuckDB disagree")
