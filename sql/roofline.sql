@@ -1,5 +1,5 @@
 -- roofline.sql — how far each op is from the device's limit: per op call its device time, the
--- requires: ingest.sql, roofline_models.sql, roofline_costs.sql, device_peaks.sql
+-- requires: ingest.sql, window_executions.sql, roofline_models.sql, roofline_costs.sql, device_peaks.sql
 -- inputs: roofline_device_input, roofline_cpu_input (store/ingest/analyse.py registers them)
 -- roof of its device and data type, and the time the roof allows.
 --
@@ -15,8 +15,10 @@
 -- A unit is an op call that is costed as a whole: the outermost call of a modeled op (its modeled
 -- children are part of it), or the outermost call of an op with no model that holds no modeled op.
 -- A unit's device time is the union of the device work (kernels, memcpys, memsets) launched
--- inside it on its thread; on a CPU profile (no device work at all) it is the call's wall time.
--- On a GPU profile a unit that launched no device work has no row.
+-- inside it on its thread, clipped to the measured window (sql/window_executions.sql); on a CPU profile
+-- (no device work at all) it is the call's wall time. On a GPU profile a unit that launched no device
+-- work has no row; the work no unit launched is roofline_unlaunched's, so the table's rows together
+-- hold every execution in the window.
 
 CREATE OR REPLACE TEMP TABLE roofline_units AS
 WITH on_gpu AS (SELECT EXISTS (SELECT 1 FROM placed_activity WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
@@ -68,8 +70,8 @@ units AS (
     FROM free WHERE parent_id IS NULL OR parent_id NOT IN (SELECT event_id FROM free)
 ),
 work AS (
-    SELECT u.event_id, a.device, a.ts AS s, a.ts + a.dur AS e, a.tensorcore
-    FROM units u JOIN placed_activity a
+    SELECT u.event_id, a.event_id AS execution_id, a.device, a.s, a.e, a.tensorcore
+    FROM units u JOIN window_executions a
       ON a.launch_tid = u.tid AND a.launch_ts >= u.ts AND a.launch_ts < u.ts + u.dur
 ),
 reach AS (
@@ -86,13 +88,51 @@ device_time AS (
     FROM (SELECT event_id, island, min(s) AS s, max(e) AS e, any_value(device) AS device, bool_or(tensorcore) AS tensorcore
           FROM islands GROUP BY event_id, island)
     GROUP BY event_id
-)
+),
+executed AS (SELECT event_id, sum(e - s) AS executed_ns FROM work GROUP BY event_id)
 SELECT u.*,
        CASE WHEN on_gpu.yes THEN CAST(t.device AS VARCHAR) ELSE 'cpu' END AS device,
+       -- the call's device time (the union of its executions: what its rates are of), ns
        CASE WHEN on_gpu.yes THEN t.device_ns ELSE u.dur END AS device_ns,
+       -- its executions' times summed, as the kernels table counts them (more than device_ns only
+       -- where its own executions overlapped, on two streams), ns
+       CASE WHEN on_gpu.yes THEN x.executed_ns ELSE u.dur END AS executed_ns,
        coalesce(t.tensorcore, false) AS tensorcore
-FROM units u LEFT JOIN device_time t USING (event_id), on_gpu
+FROM units u LEFT JOIN device_time t USING (event_id) LEFT JOIN executed x USING (event_id), on_gpu
 WHERE NOT on_gpu.yes OR t.device_ns > 0;
+
+-- roofline_unlaunched: the device work inside the window that no unit launched, per device, launch phase,
+-- holder and why. Most of it is an op's own launches beside its costed sub-calls (a compiled graph's
+-- Triton kernels next to the aten::mm it also calls: the op holds a modeled call, so it is no unit, and
+-- what it launched itself is costed by nobody); it keeps that op's name. The rest was launched by no op
+-- call in a step: queued before the window or launched between steps, or a runtime call outside every op
+-- range. Units on one thread are disjoint (each is outermost of its kind), and so are the outermost ops,
+-- so each launch has at most one candidate of each: the last one on its thread that began at or before it.
+CREATE OR REPLACE TEMP TABLE roofline_unlaunched AS
+WITH outermost AS (SELECT event_id, name, tid, ts, dur FROM placed_ops WHERE parent_id IS NULL AND step IS NOT NULL),
+owner AS (
+    SELECT x.*, u.ts AS unit_ts, u.dur AS unit_dur
+    FROM window_executions x ASOF LEFT JOIN roofline_units u ON x.launch_tid = u.tid AND x.launch_ts >= u.ts
+),
+orphan AS (
+    SELECT o.*, CASE WHEN o.launch_ts < h.ts + h.dur THEN h.name END AS holder,
+           CASE WHEN o.launch_ts < h.ts + h.dur THEN h.event_id END AS holder_id
+    FROM owner o ASOF LEFT JOIN outermost h ON o.launch_tid = h.tid AND o.launch_ts >= h.ts
+    WHERE o.unit_ts IS NULL OR o.launch_ts >= o.unit_ts + o.unit_dur
+)
+SELECT device, launch_phase AS phase, holder AS op,
+       launch_step IS NULL AS launched_outside_steps,
+       -- the calls of the holding op whose own launches these are (NULL: no op holds them), count
+       CASE WHEN holder IS NOT NULL THEN count(DISTINCT holder_id) END AS calls,
+       -- the executions' time inside the window, summed, ns
+       sum(e - s) AS total_ns,
+       CASE WHEN holder IS NOT NULL
+            THEN 'no cost model for the device work this op launched itself, beside its costed sub-calls'
+            WHEN launch_step IS NULL
+            THEN 'device work launched outside the measured steps (queued before the window or launched between steps): no op call in the steps holds its launch'
+            ELSE 'device work launched inside a step by no op call (a runtime call outside every op range)' END AS why_null
+FROM orphan
+GROUP BY device, launch_phase, holder, launch_step IS NULL;
 
 -- roofline_device_peak: per device of the profile, its model and the roof of each peak class;
 -- a device the table does not know, or a CPU without a measured peak, has NULL peaks and the reason.
@@ -139,17 +179,22 @@ SELECT *,
             THEN greatest(flops / (peak_tflops * 1e3), bytes / (peak_tb_per_s * 1e3)) END AS roofline_ns
 FROM roofed;
 
--- roofline_rows: one row per phase, op, recorded shape and dtype (sql/table_roofline.sql).
+-- roofline_rows: one row per phase, op, recorded shape and dtype (sql/table_roofline.sql), one per phase
+-- and op for an op's own launches beside its costed sub-calls (input_dims NULL), and one per launch phase
+-- and reason for the work no op call launched (op NULL), so the rows hold all the window's device time:
+-- the shares are of that whole.
 CREATE OR REPLACE TEMP TABLE roofline_rows AS
-WITH all_time AS (SELECT sum(device_ns) AS ns FROM roofline_unit_roof)
-SELECT phase, op,
+WITH all_time AS (
+    SELECT (SELECT sum(executed_ns) FROM roofline_unit_roof) + coalesce((SELECT sum(total_ns) FROM roofline_unlaunched), 0) AS ns
+)
+SELECT phase, op, CAST(NULL AS BOOLEAN) AS launched_outside_steps,
        -- Kineto's compact layout, whatever whitespace the file had ([[4, 197, 768], [768, 768]])
        regexp_replace(regexp_replace(shape_dims, '\s+', '', 'g'), ',', ', ', 'g') AS input_dims, dtype, any_value(family) AS family,
        count(*) AS calls,
        CASE WHEN count(flops) = count(*) THEN avg(flops) END AS flops,
        CASE WHEN count(bytes) = count(*) THEN avg(bytes) END AS bytes,
-       avg(device_ns) AS device_ns, sum(device_ns) AS total_ns,
-       100.0 * sum(device_ns) / nullif((SELECT ns FROM all_time), 0) AS time_share_pct,
+       avg(device_ns) AS device_ns, sum(executed_ns) AS total_ns,
+       100.0 * sum(executed_ns) / nullif((SELECT ns FROM all_time), 0) AS time_share_pct,
        any_value(device_model) AS device_model, any_value(roof_class) AS roof_class,
        any_value(peak_tflops) AS peak_tflops, any_value(peak_tb_per_s) AS peak_tb_per_s,
        any_value(peak_source) AS peak_source,
@@ -161,7 +206,13 @@ SELECT phase, op,
                 CASE WHEN count(roofline_ns) < count(*) THEN coalesce(any_value(device_null_reason),
                     'no ' || coalesce(any_value(roof_class), any_value(dtype), 'compute') || ' roof for this device') END) AS why_null
 FROM roofline_unit_roof
-GROUP BY phase, op, shape_dims, dtype;
+GROUP BY phase, op, shape_dims, dtype
+UNION ALL
+SELECT phase, op, CASE WHEN op IS NULL THEN launched_outside_steps END, NULL, NULL, NULL, sum(calls), NULL, NULL, NULL, sum(total_ns),
+       100.0 * sum(total_ns) / nullif((SELECT ns FROM all_time), 0),
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, why_null
+FROM roofline_unlaunched
+GROUP BY phase, op, launched_outside_steps, why_null;
 
 -- roofline_summary: the roofline metrics (sql/metrics.sql reads them).
 CREATE OR REPLACE TEMP TABLE roofline_summary AS

@@ -2,10 +2,11 @@
 -- inputs: roofline (one profile's table)
 --
 -- Answers: per op and shape, its FLOPs and bytes per call, its achieved TFLOP/s and TB/s, the roof
--- it is held to and the share of it reached; ops without a cost model keep their time share and say why.
+-- it is held to and the share of it reached; ops without a cost model keep their time share and say why,
+-- and the device work no op call launched has rows of its own (op NULL), so the shares add up to 100%.
 -- Binds: $top (BIGINT or NULL: every row), $op (VARCHAR regular expression or NULL: every op).
 -- Reads: roofline (one profile's roofline table). Order: device time per step, largest first.
-SELECT phase, op, input_dims, dtype, model, calls, calls_per_step,
+SELECT phase, op, launched_outside_steps, input_dims, dtype, model, calls, calls_per_step,
        -- per call: GFLOP, MB moved, FLOP/byte, device µs, roofline µs
        gflops, mb_moved, intensity, device_us, roofline_us,
        -- per step, ms; share of all op calls' device time, %

@@ -4,14 +4,18 @@
 -- Answers: which ops run close to the device's peak compute or bandwidth, and which leave the most
 -- time above it. Binds: nothing (reads roofline_rows from sql/roofline.sql, measurement_window, trace_info).
 -- Per-call figures are means over the calls of one shape; an op without a cost model has NULL
--- FLOPs, rates and roofline figures and says why (no_model_reason), never 0.
+-- FLOPs, rates and roofline figures and says why (no_model_reason), never 0. The device work no op
+-- call launched has rows of its own (op NULL, per launch phase and reason), so device_ms_per_step sums
+-- to the window's device time (kernels, memcpys and memsets, as the kernels table counts them).
 SELECT
     -- rank of the process that recorded the trace (NULL when not distributed)
     (SELECT rank FROM trace_info) AS rank,
     -- phase the calls ran in
     phase,
-    -- op name
+    -- op name (NULL: device work no op call launched; no_model_reason says where it came from)
     op,
+    -- device work no op call launched, its launch outside every measured step (NULL for op rows)
+    launched_outside_steps,
     -- the trace's Input Dims text as recorded (NULL for ops without a cost model)
     input_dims,
     -- the op's first tensor input's type (float32, bfloat16 …)
@@ -30,9 +34,9 @@ SELECT
     flops / nullif(bytes, 0) AS intensity,
     -- device time of one call: the union of the device work it launched (CPU: its wall time), µs
     device_ns / 1e3 AS device_us,
-    -- device time of all its calls per measured step, ms
+    -- device time of all its calls per measured step: their executions' times summed, as the kernels table counts them, ms
     total_ns / 1e6 / (SELECT steps FROM measurement_window) AS device_ms_per_step,
-    -- share of the device time of every costed call and every op without a model, %
+    -- share of the window's device time (every op's and the work no op launched), %
     time_share_pct,
     -- achieved compute rate, TFLOP/s
     flops / device_ns / 1e3 AS tflops_per_s,

@@ -419,10 +419,10 @@ def blame(path: Path) -> dict[int, dict]:
     return {n: _sweep(start, end, intervals) for n, (start, end) in windows.items()}
 
 
-def _measured_window(steps, device, step_of, launch_ts) -> tuple[dict, tuple[int, int], dict]:
+def _measured_window(steps, device, step_of, launch_ts, kinds=("kernel",)) -> tuple[dict, tuple[int, int], dict]:
     """Each step's work end (host end or the end of the device work launched in it), the measured window
     (first step start → the later of the last host end and every step's work end) and, per device, every
-    kernel execution inside it clipped to it as (start, end)."""
+    execution of `kinds` (kernels; "copy": memcpys and memsets) inside it clipped to it as (start, end)."""
     ends = {
         n: max([host_end, *(d["ts"] + d["dur"] for d in device if step_of(launch_ts.get(d["correlation"])) == n)])
         for n, (_, host_end) in enumerate(steps, 1)
@@ -430,14 +430,15 @@ def _measured_window(steps, device, step_of, launch_ts) -> tuple[dict, tuple[int
     window = (steps[0][0], max(steps[-1][1], *ends.values()))
     by_device = defaultdict(list)
     for d in device:
-        if d["kind"] == "kernel" and d["ts"] < window[1] and d["ts"] + d["dur"] > window[0]:
+        if d["kind"] in kinds and d["ts"] < window[1] and d["ts"] + d["dur"] > window[0]:
             by_device[d["device"]].append((max(d["ts"], window[0]), min(d["ts"] + d["dur"], window[1])))
     return ends, window, by_device
 
 
-def window_kernel_ns(path: Path) -> dict[str, int]:
+def window_kernel_ns(path: Path, kinds=("kernel",)) -> dict[str, int]:
     """{device: ns}: the kernel time inside the measured window, every execution clipped to it (launched in
-    a step or not): the whole the headline's kernel figures and every table's device time must add up to."""
+    a step or not): the whole the headline's kernel figures and every table's device time must add up to.
+    kinds=("kernel", "copy"): every execution's time, kernels, memcpys and memsets (the roofline's whole)."""
     events = load_events(path)
     steps = _steps(events)
     device = [e for e in events if e["kind"] in ("kernel", "copy")]
@@ -449,7 +450,7 @@ def window_kernel_ns(path: Path) -> dict[str, int]:
     def step_of(t: int | None) -> int | None:
         return None if t is None else next((n for n, (s, e) in enumerate(steps, 1) if s <= t < e), None)
 
-    _, _, by_device = _measured_window(steps, device, step_of, launch_ts)
+    _, _, by_device = _measured_window(steps, device, step_of, launch_ts, kinds)
     return {dev: sum(e - s for s, e in spans) for dev, spans in by_device.items()}
 
 

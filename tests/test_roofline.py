@@ -147,8 +147,12 @@ def test_outermost_op_is_the_unit_and_unmodeled_ops_keep_their_share(synthetic_r
     unmodeled = synthetic_rows["aten::nonzero"]
     assert unmodeled["gflops"] is None and unmodeled["pct_of_roofline"] is None
     assert unmodeled["no_model_reason"] == "no cost model for this op"
-    total_us = sum(r["device_us"] * r["calls_per_step"] for r in synthetic_rows.values())
+    # the whole is every execution's time summed, as the kernels table counts it: aten::mm's two overlapping
+    # kernels count 10 + 7 µs there (its device_us, what its rates are of, is their union, 12 µs)
+    total_us = 10 + 7 + 10 * (len(CASES) - 1) + 10 + 5
+    assert synthetic_rows["aten::mm"]["device_ms_per_step"] == pytest.approx(17 / 1e3)
     assert unmodeled["time_share_pct"] == pytest.approx(100 * 5 / total_us)
+    assert sum(r["time_share_pct"] for r in synthetic_rows.values()) == pytest.approx(100)
 
 
 def test_bad_regex_is_a_usage_error(tmp_path):
@@ -295,3 +299,39 @@ def test_an_unknown_device_is_named_safely_and_has_no_roof(tmp_path):
     row = json.loads(run_cli("roofline", str(trace), "--json").stdout)["roofline"][0]
     assert row["gflops"] == pytest.approx(2 * 64 * 128 * 256 / 1e9) and row["peak_tflops"] is None
     assert row["pct_of_roofline"] is None and name in row["no_model_reason"]
+
+
+def test_device_work_no_costed_op_launched_keeps_its_time(tmp_path):
+    """Hand-derived rows: an op holding a modeled call launches a kernel of its own (a compiled graph's Triton
+    kernel beside its aten::mm), a runtime call outside every op launches one inside the step, and one
+    launched before the step runs inside the window. Each has a row, and the rows hold all 44 µs."""
+    t0, corr = 1000, 1
+    events = [st.annotation("ProfilerStep#1", t0, 1000)]
+    events += [
+        st.op("CompiledFunction", t0 + 100, 100),
+        st.shaped_op("aten::mm", t0 + 110, 30, [[64, 128], [128, 256]], [F, F], ["", ""]),
+        st.runtime("cudaLaunchKernel", t0 + 115, 1, corr),
+        st.kernel(st.GEMM_FP32_SIMT, t0 + 120, 10, corr),
+        st.runtime("cudaLaunchKernel", t0 + 150, 1, corr + 1),  # the compiled graph's own kernel
+        st.kernel(st.ELEMENTWISE, t0 + 155, 20, corr + 1),
+        st.runtime("cudaLaunchKernel", t0 + 300, 1, corr + 2),  # no op holds this launch
+        st.kernel(st.ELEMENTWISE, t0 + 305, 8, corr + 2),
+        st.runtime("cudaLaunchKernel", t0 - 100, 1, corr + 3),  # launched before the step, runs inside it
+        st.kernel(st.ELEMENTWISE, t0 + 5, 6, corr + 3),
+    ]
+    trace = st.write_trace(tmp_path / "unlaunched.json", events, devices=[st.A100])
+    out = run_cli("roofline", str(trace), "--top", "100", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["roofline"]
+    by_op = {(r["op"], r["launched_outside_steps"]): r for r in rows}
+    assert len(rows) == 4
+    assert by_op[("aten::mm", None)]["device_ms_per_step"] == pytest.approx(10 / 1e3)
+    own = by_op[("CompiledFunction", None)]
+    assert own["device_ms_per_step"] == pytest.approx(20 / 1e3) and own["calls"] == 1
+    assert own["gflops"] is None and "launched itself" in own["no_model_reason"]
+    assert by_op[(None, False)]["device_ms_per_step"] == pytest.approx(8 / 1e3)
+    assert by_op[(None, True)]["device_ms_per_step"] == pytest.approx(6 / 1e3)
+    assert sum(r["time_share_pct"] for r in rows) == pytest.approx(100)
+    assert by_op[("CompiledFunction", None)]["time_share_pct"] == pytest.approx(100 * 20 / 44)
+    text = run_cli("roofline", str(trace), env={"COLUMNS": "200"})
+    assert "(no op: launched outside the steps)" in text.stdout, text.stdout

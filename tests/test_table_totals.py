@@ -1,6 +1,8 @@
 """Every table agrees with the headline (issue 24 item 4): on every shared trace the device time of each
 table that holds device time (kernels, phases, steps, and the readers on them) is the kernel time inside
 the window that tests/blame_reference.py computes from the raw events, per device, and the headline's;
+the roofline's rows hold every execution in the window (its op rows and the work no op launched) and its
+shares add up to 100%; the modules' roots hold the kernel time launched inside the model;
 the category table's share of kernel time is the gemm/memory-bound/communication metric of the same name;
 every share names its whole; the blame sums to its steps."""
 
@@ -39,7 +41,12 @@ TOTALS = (
     "UNION ALL SELECT 'phases_outside', NULL, sum(gpu_ms) FILTER (WHERE launched_outside_steps) FROM phases "
     "UNION ALL SELECT 'kernels_outside', NULL, sum(total_ms) FILTER (WHERE launched_outside_steps) FROM kernels "
     "WHERE activity = 'kernel' "
-    "UNION ALL SELECT 'blame_whole', NULL, count(*) FILTER (WHERE whole IS DISTINCT FROM 'step_ms') FROM blame"
+    "UNION ALL SELECT 'blame_whole', NULL, count(*) FILTER (WHERE whole IS DISTINCT FROM 'step_ms') FROM blame "
+    # the roofline holds every execution (kernels, memcpys, memsets): its op rows and the work no op launched
+    "UNION ALL SELECT 'roofline', NULL, sum(device_ms_per_step) * (SELECT count(*) FROM steps) FROM roofline "
+    "UNION ALL SELECT 'roofline_share', NULL, sum(time_share_pct) FROM roofline "
+    # the modules' roots: the kernel time launched inside the model
+    "UNION ALL SELECT 'modules', NULL, sum(device_ms) FROM modules WHERE depth = 0"
 )
 # a few ns per execution of rounding between the reference's Decimal µs and the product's ns is not a miss
 NS_PER_EXECUTION = 1e-6
@@ -68,6 +75,12 @@ def test_every_table_sums_to_the_headline(name):
         steps = doc["window"]["steps"]
         assert sum(p["gpu_ms"] or 0 for p in doc["phases"]) * steps == pytest.approx(reference_total, abs=tolerance)
     assert totals[("blame_whole", None)] == 0  # every blame row names its whole
+    executions_ms = sum(window_kernel_ns(path, kinds=("kernel", "copy")).values()) / 1e6
+    if executions_ms:
+        assert totals[("roofline", None)] == pytest.approx(executions_ms, abs=tolerance)
+        assert totals[("roofline_share", None)] == pytest.approx(100.0, abs=1e-6)
+    if totals[("modules", None)] is not None:  # a trace with module ranges (h100_vit_image_classifier)
+        assert totals[("modules", None)] == pytest.approx(reference_total, abs=tolerance)
 
     if len(doc["devices"]) == 1:
         shares = {c["category"]: c["kernel_share_pct"] or 0 for c in doc["categories"]}

@@ -54,12 +54,30 @@ def _cell(key: str, value):
     return f"{value:.3g}" if key in SIGNIFICANT and isinstance(value, (int, float)) else value
 
 
+def _op_label(row: dict) -> str:
+    """The op, or where the device work no op call launched came from (its row has op NULL)."""
+    if row["op"] is not None:
+        return row["op"]
+    where = "outside the steps" if row["launched_outside_steps"] else f"in {row['phase'] or 'a step'}"
+    return f"(no op: launched {where})"
+
+
 def _shape(text: str | None, width: int = 40) -> str:
     """The recorded shapes without the empty entries of non-tensor arguments, cut to `width`."""
     if not text:
         return "—"
     text = text.replace(", []", "")
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _row_cell(row: dict, key: str | None):
+    if key is None:
+        return _shape(row["input_dims"])
+    if key == "op":
+        return _op_label(row)
+    if key == "device_ms_per_step" and isinstance(row[key], float):
+        return f"{row[key]:.3f}"
+    return _cell(key, row[key])
 
 
 def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> None:
@@ -92,6 +110,7 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
     shown = [
         ("op", "left", "op"),
         ("shapes", "left", None),
+        ("ms/step", "right", "device_ms_per_step"),
         ("calls/step", "right", "calls_per_step"),
         ("GFLOP", "right", "gflops"),
         ("device µs", "right", "device_us"),
@@ -105,12 +124,13 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
         table(
             "Roofline per op and shape (per call; device time per step)",
             [(header, justify) for header, justify, _ in shown],
-            [[_shape(r["input_dims"]) if key is None else _cell(key, r[key]) for _, _, key in shown] for r in rows],
+            [[_row_cell(r, key) for _, _, key in shown] for r in rows],
         )
     )
     # a reason may quote the trace's device name: printed as plain, escaped text
     say = lambda text: console.print(safe_line(text), highlight=False, markup=False, style="dim")  # noqa: E731
-    for model, source in sorted({(r["device_model"], r["peak_source"]) for r in rows if r["device_model"]}, key=str):
+    roofs = {(r["device_model"], r["peak_source"]) for r in rows if r["device_model"] and r["peak_source"]}
+    for model, source in sorted(roofs, key=str):
         say(f"roof: {model} — {source}")
     for reason in sorted({r["no_model_reason"] for r in rows if r["no_model_reason"]}):
         say(f"NULL figures: {reason}")

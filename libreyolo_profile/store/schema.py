@@ -8,7 +8,7 @@ Bump TABLES_VERSION when a column changes meaning or type; adding a column is co
 PROFILE_SCHEMA = "libreyolo-profile/profile"
 REPEAT_SCHEMA = "libreyolo-profile/repeat"
 SCHEMA_VERSION = 1  # profile.json / profile_repeat.json layout
-TABLES_VERSION = 8  # the sidecar tables below (2: the blame table; 3: the modules table; 4: the roofline table; 5: the memory table; 6: every execution in the window in kernels; 7: in phases and steps too, and the blame names its whole; 8: rank in every table, a job's collectives and ranks tables)
+TABLES_VERSION = 9  # the sidecar tables below (2: the blame table; 3: the modules table; 4: the roofline table; 5: the memory table; 6: every execution in the window in kernels; 7: in phases and steps too, and the blame names its whole; 8: rank in every table, a job's collectives and ranks tables; 9: the roofline holds the work no op launched, its shares of the window's device time)
 BUILTIN_SCHEMA = "libreyolo.profile.analysis/v1"  # LibreYOLO's own built-in profiler
 
 PROFILE_FILE = "profile.json"
@@ -228,7 +228,18 @@ TABLES: dict[str, list[tuple[str, str, str, str]]] = {
     "roofline": [
         ("rank", "BIGINT", "", "rank of the process that recorded the trace (NULL when not distributed)"),
         ("phase", "VARCHAR", "", "phase the calls ran in"),
-        ("op", "VARCHAR", "", "op name; one row per phase, op, recorded shape and dtype"),
+        (
+            "op",
+            "VARCHAR",
+            "",
+            "op name; one row per phase, op, recorded shape and dtype, and one per phase and op for the device work an op launched itself beside its costed sub-calls (input_dims NULL; no_model_reason says so); NULL: device work no op call launched, a row per launch phase and reason",
+        ),
+        (
+            "launched_outside_steps",
+            "BOOLEAN",
+            "",
+            "for the rows of device work no op call launched (op NULL): whether its launch lies outside every measured step (queued before the window or launched between steps); NULL on op rows",
+        ),
         (
             "input_dims",
             "VARCHAR",
@@ -248,8 +259,18 @@ TABLES: dict[str, list[tuple[str, str, str, str]]] = {
             "µs",
             "mean device time of one call: the union of the device work it launched (CPU: its wall time)",
         ),
-        ("device_ms_per_step", "DOUBLE", "ms", "device time of all its calls per measured step"),
-        ("time_share_pct", "DOUBLE", "%", "share of the device time of every costed call and every op without a model"),
+        (
+            "device_ms_per_step",
+            "DOUBLE",
+            "ms",
+            "device time of all its calls per measured step: their executions inside the window summed, as the kernels table counts them; the rows sum to the window's device time",
+        ),
+        (
+            "time_share_pct",
+            "DOUBLE",
+            "%",
+            "share of the window's device time (every execution in it: the op rows and the work no op launched)",
+        ),
         ("tflops_per_s", "DOUBLE", "TFLOP/s", "achieved compute rate"),
         ("tb_per_s", "DOUBLE", "TB/s", "achieved memory rate"),
         (
