@@ -398,6 +398,12 @@ def test_compare_of_two_jobs_compares_the_ranks(tmp_path):
     assert rows[1]["straggler_before"] and not rows[1]["straggler_after"]
     text = run_cli("compare", a, b, env={"COLUMNS": "200"})
     assert text.returncode == 0 and "straggler: rank 1 before, none after" in text.stdout
+    # the pull-request comment has the same ranks, rounded as its other figures are
+    md = run_cli("compare", a, b, "--markdown").stdout
+    assert "| rank | step ms before | step ms after | Δ step ms |" in md, md
+    rank1 = next(line for line in md.splitlines() if line.startswith("| 1 |"))
+    assert float(rank1.split(" | ")[3]) == pytest.approx(0.300)  # rank 1's Δ step ms
+    assert rank1.rstrip(" |").endswith("before") and "straggler: rank 1 before, none after" in md
 
 
 def test_report_draws_a_lane_per_rank(dlrm, tmp_path):

@@ -7,7 +7,7 @@ from libreyolo_profile.readers.common import records, sidecar_dir
 from libreyolo_profile.sqlfiles import sql_text
 from libreyolo_profile.store.disk.loader import Loaded
 
-SHOWN = [
+COLUMNS = [
     ("rank", "right", "rank"),
     ("step ms before", "right", "step_ms_before"),
     ("step ms after", "right", "step_ms_after"),
@@ -41,19 +41,19 @@ def compare_ranks(before: Loaded, after: Loaded) -> dict | None:
     return {"straggler": straggler, "ranks": rows}
 
 
-def _straggler_cell(row: dict) -> str:
+def straggler_cell(row: dict) -> str:
     marks = {(True, True): "before and after", (True, False): "before", (False, True): "after"}
     return marks.get((row["straggler_before"], row["straggler_after"]), "")
 
 
 def show_compare_ranks(r: dict) -> None:
     console = stdout_console()
-    rows = [{**row, "straggler": _straggler_cell(row)} for row in r["ranks"]]
+    rows = [{**row, "straggler": straggler_cell(row)} for row in r["ranks"]]
     console.print(
         table(
             "Ranks of the two jobs (per measured step)",
-            [(h, j) for h, j, _ in SHOWN],
-            [[row[k] for _, _, k in SHOWN] for row in rows],
+            [(h, j) for h, j, _ in COLUMNS],
+            [[row[k] for _, _, k in COLUMNS] for row in rows],
         )
     )
     said = {side: "none" if rank is None else f"rank {rank}" for side, rank in r["straggler"].items()}

@@ -14,6 +14,8 @@ from libreyolo_profile.metric_catalog import METRICS
 from libreyolo_profile.output.terminal import fmt, one_line, stdout_console
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers import gate
+from libreyolo_profile.readers.compare_ranks import COLUMNS as RANK_COLUMNS
+from libreyolo_profile.readers.compare_ranks import straggler_cell
 from libreyolo_profile.readers.model_identity import differences_line
 
 
@@ -256,6 +258,7 @@ def comparison_markdown(c: dict) -> str:
             + " |"
         )
     lines += _settings_table(c)
+    lines += _ranks_markdown(c.get("ranks"))
     v = c["verdict"]
     lines += [
         "",
@@ -271,6 +274,25 @@ def comparison_markdown(c: dict) -> str:
     if c["gate"] is not None:
         lines += ["", _gate_markdown(c["gate"])]
     return "\n".join(lines) + "\n"
+
+
+def _rank_cell(row: dict, key: str) -> str:
+    if key == "straggler":
+        return straggler_cell(row) or "—"
+    return str(row["rank"]) if key == "rank" else markdown_number(row[key], signed=key.endswith("_delta"))
+
+
+def _ranks_markdown(r: dict | None) -> list[str]:
+    """Two job profiles: each rank before and after and the straggler on each side (readers/compare_ranks.py)."""
+    if r is None:
+        return []
+    lines = ["", "ranks of the two jobs, per measured step (ms):", ""]
+    lines += ["| " + " | ".join(h for h, _, _ in RANK_COLUMNS) + " |"]
+    lines += ["| " + " | ".join("---:" if j == "right" else "---" for _, j, _ in RANK_COLUMNS) + " |"]
+    for row in r["ranks"]:
+        lines.append("| " + " | ".join(_rank_cell(row, key) for _, _, key in RANK_COLUMNS) + " |")
+    said = {side: "none" if rank is None else f"rank {rank}" for side, rank in r["straggler"].items()}
+    return lines + ["", f"straggler: {said['before']} before, {said['after']} after"]
 
 
 def _gate_markdown(g: dict) -> str:
