@@ -70,7 +70,7 @@ units AS (
     FROM free WHERE parent_id IS NULL OR parent_id NOT IN (SELECT event_id FROM free)
 ),
 work AS (
-    SELECT u.event_id, a.event_id AS execution_id, a.device, a.s, a.e, a.tensorcore
+    SELECT u.event_id, a.device, a.s, a.e, a.tensorcore
     FROM units u JOIN window_executions a
       ON a.launch_tid = u.tid AND a.launch_ts >= u.ts AND a.launch_ts < u.ts + u.dur
 ),
@@ -103,8 +103,8 @@ WHERE NOT on_gpu.yes OR t.device_ns > 0;
 
 -- roofline_unlaunched: the device work inside the window that no unit launched, per device, launch phase,
 -- holder and why. Most of it is an op's own launches beside its costed sub-calls (a compiled graph's
--- Triton kernels next to the aten::mm it also calls: the op holds a modeled call, so it is no unit, and
--- what it launched itself is costed by nobody); it keeps that op's name. The rest was launched by no op
+-- own kernels next to the modeled ops it calls: the op holds a modeled call, so it is no unit, and what
+-- it launched itself is costed by nobody); it keeps that op's name. The rest was launched by no op
 -- call in a step: queued before the window or launched between steps, or a runtime call outside every op
 -- range. Units on one thread are disjoint (each is outermost of its kind), and so are the outermost ops,
 -- so each launch has at most one candidate of each: the last one on its thread that began at or before it.

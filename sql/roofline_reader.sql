@@ -9,7 +9,7 @@
 SELECT phase, op, launched_outside_steps, input_dims, dtype, model, calls, calls_per_step,
        -- per call: GFLOP, MB moved, FLOP/byte, device µs, roofline µs
        gflops, mb_moved, intensity, device_us, roofline_us,
-       -- per step, ms; share of all op calls' device time, %
+       -- per step, ms; share of the window's device time (the op rows and the work no op launched), %
        device_ms_per_step, time_share_pct,
        -- achieved TFLOP/s and TB/s, the roof (TFLOP/s, TB/s) and the share of it reached, %
        tflops_per_s, tb_per_s, roof_class, peak_tflops, peak_tb_per_s, pct_of_roofline, bound,

@@ -3,8 +3,8 @@
 -- requires: ingest.sql
 --
 -- Answers nothing by itself: the tables that attribute device work by its launch (table_phases.sql,
--- table_steps.sql, the roofline in roofline.sql) read it so that work whose launch is not inside a measured step (queued before the
--- capture began, or launched between steps) is still counted, marked, and the sum of their device time
+-- table_steps.sql, roofline.sql) read it so that work whose launch is not inside a measured step (queued
+-- before the capture began, or launched between steps) is still counted, marked, and the sum of their device time
 -- is the kernel time every metric uses (sql/ingest.sql kernel_time: each execution clipped to the window).
 -- Binds: nothing (reads placed_activity, measurement_window, step_ranges from ingest.sql).
 -- Creates window_executions: one row per execution (kernel, memcpy, memset) that overlaps the window.
