@@ -72,6 +72,7 @@ TRACE_HELP = (
 )
 JSON_HELP = "print one JSON document on stdout and nothing else"
 DEVICE_HELP = "device: 0, cuda:N or cpu; auto: CUDA device 0 where CUDA is present, else the CPU (with a note)"
+RUN_DEVICE_HELP = DEVICE_HELP + "; a list (0,1) profiles one DDP job, a rank per GPU, as one job profile"
 FRESH_HELP = "--repeat N: each trial in its own fresh process (the spread then includes process-to-process drift)"
 # the cost: benchmarks/bench_memory_cost.py (its docstring says how it is measured)
 MEMORY_HELP = (
@@ -120,7 +121,7 @@ def run_cmd(
     steps: int = typer.Option(20, help="steps measured"),
     warmup: int = typer.Option(5, help="warmup steps before measuring"),
     repeat: int = typer.Option(1, help="repeat N times for mean and standard deviation"),
-    device: str = typer.Option("auto", help=DEVICE_HELP),
+    device: str = typer.Option("auto", help=RUN_DEVICE_HELP),
     project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
     overhead: bool = typer.Option(
         True, "--overhead/--no-overhead", help="time an unprofiled pass to record profiler_overhead_pct"
@@ -141,6 +142,11 @@ def run_cmd(
     ),
     fresh_processes: bool = typer.Option(True, "--fresh-processes/--same-process", help=FRESH_HELP),
     memory: bool = typer.Option(False, "--memory/--no-memory", help=MEMORY_HELP),
+    nproc: int = typer.Option(
+        1,
+        help="ranks of one DDP job on the CPU (gloo; with --device cpu), each in its own process, read as one "
+        "job profile; for GPU ranks list the GPUs instead: --device 0,1 (NCCL). --batch is the job's global batch",
+    ),
 ) -> None:
     """Profile a short training and write <project>/train/profile.json."""
     from libreyolo_profile.measure.options import RunOptions
@@ -164,6 +170,7 @@ def run_cmd(
         module_depth=module_depth,
         fresh_processes=fresh_processes,
         memory=memory,
+        nproc=nproc,
     )
     from libreyolo_profile.measure.train import profile_run
 

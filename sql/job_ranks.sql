@@ -29,8 +29,10 @@ WITH steps AS (
 blame AS (
     SELECT rank,
            sum(ns) FILTER (WHERE side = 'device') AS device_ns,
-           coalesce(sum(ns) FILTER (WHERE side = 'device' AND cause NOT IN ('communication', 'memcpy_memset')), 0)
-               AS compute_ns,
+           -- NULL on a rank with no device side (a CPU rank): there is no device work to split
+           CASE WHEN bool_or(side = 'device') THEN
+               coalesce(sum(ns) FILTER (WHERE side = 'device' AND cause NOT IN ('communication', 'memcpy_memset')), 0)
+           END AS compute_ns,
            coalesce(sum(ns) FILTER (WHERE cause IN ('communication', 'cpu_communication')), 0) AS exposed_ns,
            coalesce(sum(ns) FILTER (WHERE cause = 'dataload'), 0) AS dataload_ns,
            coalesce(sum(ns) FILTER (WHERE cause = 'sync_bubble'), 0) AS sync_ns,

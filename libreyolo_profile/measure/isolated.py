@@ -63,7 +63,7 @@ def measure_in_processes(kind: str, opts, argv: list[str]) -> MeasuredProfile:
             )
             result = out / RESULT
             if code != 0 or not result.is_file():
-                raise _child_failure(out, trial, code)
+                raise child_failure(out, trial, code)
             results.append(json.loads(result.read_text()))
         captures = [TrialCapture.from_json(r["capture"]) for r in results]
         first = results[0]
@@ -115,7 +115,7 @@ def _child_error(error: Path) -> dict | None:
     return None  # still the reserved blanks: the child died before it could say why
 
 
-def _child_failure(out: Path, trial: int, code: int) -> ProfileError:
+def child_failure(out: Path, trial: int, code: int) -> ProfileError:
     """The child's own error (its message and exit code), or what is known when it died without one."""
     with_code = _child_error(out / ERROR)
     if with_code is not None:

@@ -111,9 +111,11 @@ class RunOptions:
     module_depth: int = MODULE_DEPTH
     fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
     memory: bool = False  # allocator events in the profiled window (torch.profiler profile_memory)
+    nproc: int = 1  # CPU ranks of one DDP job (gloo); GPU ranks come from a --device list (measure/ranks.py)
 
     def __post_init__(self) -> None:
         check_replaceable(self.project, "train", self.exist_ok)
+        check_at_least("nproc", self.nproc)
         if self.batch != AUTO_BATCH:
             check_at_least("batch", self.batch)
         check_at_least("steps", self.steps)

@@ -57,15 +57,29 @@ class Training:
     step: TrainStep
     available: int  # training images the loader serves
     full_batches: int
+    config_overrides: dict  # trainer config changed from the family's default, for a reason settings give
 
 
 def profile_run(
-    opts: RunOptions, argv: list[str], *, only_trial: int | None = None, hand_off_to: Path | None = None
+    opts: RunOptions,
+    argv: list[str],
+    *,
+    only_trial: int | None = None,
+    hand_off_to: Path | None = None,
+    job: dict | None = None,
 ) -> MeasuredProfile | None:
     """Measure `opts.repeat` trials of training and write the profile; returns where it went. With
     `only_trial` (a trial's own process, measure/isolated.py), measure that one trial and hand it to
-    `hand_off_to`."""
+    `hand_off_to`; `job`: that process is one rank of a DDP job (measure/ranks.py)."""
     with common.status("importing torch and LibreYOLO"):
+        from libreyolo_profile.measure import ranks
+
+        devices = ranks.rank_devices(opts.device, opts.nproc) if job is None else None
+        if devices is not None:
+            ranks.check_job_options(opts, len(devices))
+            cfg = resolve_dataset(opts.data)
+            check_dataset_supply(opts, len(cfg["train_img_files"]))
+            return ranks.measure_job(opts, argv, devices)
         device = common.resolve_device(opts.device)
         from libreyolo_profile.measure import adapter
 
@@ -77,7 +91,7 @@ def profile_run(
 
         return measure_in_processes("train", opts, argv)
     with common.workspace(opts.project, "train") as tmp:
-        training = set_up(opts, cfg, device, tmp)
+        training = set_up(opts, cfg, device, tmp, world_size=job["world_size"] if job else 1)
         trials = [
             measure_trial(training, opts, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial)
             for trial in (range(opts.repeat) if only_trial is None else [only_trial])
@@ -89,7 +103,7 @@ def profile_run(
             return hand_off(
                 hand_off_to,
                 trials,
-                settings=_settings(opts, training),
+                settings=_settings(opts, training) | ({"rank": job["rank"]} if job else {}),
                 environment=env,
                 model=training.model_info,
                 marks=training.marks,
@@ -132,7 +146,7 @@ def check_loader_supply(opts: RunOptions, available: int, batch: int) -> int:
 # setup
 
 
-def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
+def set_up(opts: RunOptions, cfg: dict, device, tmp: Path, world_size: int = 1) -> Training:
     import torch
 
     amp_active = opts.amp and device.type == "cuda"
@@ -145,9 +159,15 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
         marks[mark.AMP_INACTIVE] = mark.amp_inactive(device.type)
     if opts.departures:
         marks[mark.DEPARTS_FROM_TRAINER] = mark.departs_from_trainer(opts.departures)
-    trainer = _build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp)
+    # SyncBatchNorm takes GPU modules only: CPU ranks keep each rank's own BatchNorm statistics
+    overrides = {"sync_bn": False} if world_size > 1 and device.type == "cpu" else {}
+    trainer = _build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides)
     available = len(trainer.train_loader.dataset)
-    full_batches = check_loader_supply(opts, available, batch)
+    if world_size > 1:  # LibreYOLO's DDP path: each rank takes batch // world_size of its share of the data
+        batch = trainer.train_loader.batch_size
+        full_batches = check_loader_supply(opts, len(trainer.train_loader.sampler), batch)
+    else:
+        full_batches = check_loader_supply(opts, available, batch)
     if amp_active and trainer.scaler is None:  # pragma: no cover - LibreYOLO decides
         amp_active, autocast_dtype = False, None
     return Training(
@@ -162,6 +182,7 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path) -> Training:
         amp_active=amp_active,
         trainer=trainer,
         step=TrainStep(trainer, device, autocast_dtype, loss_item=opts.loss_item, module_depth=opts.module_depth),
+        config_overrides=overrides,
         available=available,
         full_batches=full_batches,
     )
@@ -193,10 +214,12 @@ def _pick_batch(opts: RunOptions, wrapper, imgsz: int, device, autocast_dtype, i
     return batch, rule, probed
 
 
-def _build_trainer(opts: RunOptions, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path):
+def _build_trainer(
+    opts: RunOptions, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path, overrides: dict
+):
     from libreyolo_profile.measure import train_model
 
-    return train_model.build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp)
+    return train_model.build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,8 +358,22 @@ def _settings(opts: RunOptions, training: Training) -> dict:
         "module_depth": opts.module_depth,
         "profile_memory": opts.memory,
         "departures": list(opts.departures),
+        **_overrides(training.config_overrides),
         "torch_threads": torch.get_num_threads(),
         "profiler": profiler.profiler_settings(training.device),
+    }
+
+
+def _overrides(overrides: dict) -> dict:
+    """The trainer config a run changed, and why (absent from a run that changed none)."""
+    if not overrides:
+        return {}
+    return {
+        "config_overrides": overrides,
+        "config_overrides_reason": (
+            "sync_bn off on CPU ranks: SyncBatchNorm takes GPU modules only (LibreYOLO's own DDP would fail "
+            "there); each rank normalises with its own batch statistics"
+        ),
     }
 
 

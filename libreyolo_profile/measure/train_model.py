@@ -86,8 +86,11 @@ def _flops(wrapper, imgsz: int, device):
         return families.forward_flops(wrapper.model, (1, 3, imgsz, imgsz), device)
 
 
-def build_trainer(opts, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path):
-    """The family's own trainer, set up (dataset, loader, optimizer, schedule, EMA, scaler)."""
+def build_trainer(
+    opts, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path, overrides: dict | None = None
+):
+    """The family's own trainer, set up (dataset, loader, optimizer, schedule, EMA, scaler); `overrides`:
+    config the run must change (measure/train.py says which and why in the settings)."""
     trainer_cls = families.trainer_class(wrapper)
     with common.status(
         f"building LibreYOLO's training pipeline ({trainer_cls.__name__}: dataset, loader, optimizer, EMA)"
@@ -108,6 +111,7 @@ def build_trainer(opts, cfg: dict, wrapper, model_info: dict, batch: int, imgsz:
             amp=opts.amp,
             amp_dtype="float16",
             seed=SEED,
+            **(overrides or {}),
         )
         try:
             trainer.setup()

@@ -50,7 +50,9 @@ class TrainStep:
         self.autocast_dtype = autocast_dtype
         self.loss_item = loss_item  # the trainer's per-step logging reads (a sync on a GPU)
         # module ranges in annotated steps only; their backward ranges end inside loss.backward()
-        self.module_ranges = ModuleRanges(self.model, module_depth)
+        # (under DDP, the wrapped model's own tree: its names as in a single-process run)
+        ddp = isinstance(self.model, torch.nn.parallel.DistributedDataParallel)
+        self.module_ranges = ModuleRanges(self.model.module if ddp else self.model, module_depth)
         self.iteration = 0  # schedule position, like the trainer's current_iter
         self.batches = None  # the current pass's loader iterator
         apply = getattr(trainer, "_apply_scheduler", None)

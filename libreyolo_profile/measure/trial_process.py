@@ -1,7 +1,8 @@
 """One trial of `run` or `infer` in its own process: the child side of measure/isolated.py.
 
 `python -m libreyolo_profile.measure.trial_process <trialN/spec.json>` measures the trial the spec
-names and writes `trial.json` beside it (or `error.json`: the one-line error and its exit code).
+names and writes `trial.json` beside it (or `error.json`: the one-line error and its exit code). A spec
+with a `job` is one rank of a measured DDP job (measure/ranks.py): the rank joins the process group first.
 """
 
 from __future__ import annotations
@@ -28,6 +29,15 @@ def main(spec_path: Path) -> int:
             from libreyolo_profile.measure.infer import profile_infer
 
             profile_infer(opts, spec["argv"], only_trial=spec["trial"], hand_off_to=out)
+        elif "job" in spec:  # one rank of a measured DDP job (measure/ranks.py)
+            from libreyolo_profile.measure import ranks
+            from libreyolo_profile.measure.train import profile_run
+
+            ranks.join_job(spec["job"], opts.device)
+            try:
+                profile_run(opts, spec["argv"], only_trial=0, hand_off_to=out, job=spec["job"])
+            finally:
+                ranks.leave_job()
         else:
             from libreyolo_profile.measure.train import profile_run
 

@@ -22,7 +22,7 @@ from libreyolo_profile.store.document.assemble import build_document
 from libreyolo_profile.store.document.job_verdict import job_verdict
 from libreyolo_profile.store.ingest.analyse import analyse_trace
 from libreyolo_profile.store.ingest.timeline import open_connection
-from libreyolo_profile.store.schema import JOB_TABLES, TABLES
+from libreyolo_profile.store.schema import JOB_TABLES, TABLES, TRACE_FILE
 
 TRACE_SUFFIXES = (".json", ".json.gz")
 # a rank number in a file name: rank3, rank_3, worker-3, proc3, gpu3, local_rank3 …
@@ -185,15 +185,61 @@ def job_document(inputs: list[Path]) -> dict:
     traces = job_traces(inputs)
     analyses = [analyse_trace(t) for t in traces]
     ranks, world, source = resolve_ranks(traces, analyses)
+    doc, ordered = assemble_job(
+        traces,
+        analyses,
+        ranks,
+        world,
+        source,
+        lambda a, _rank, trace: build_document([a], [None], source={"type": "trace", "path": str(trace.resolve())}),
+    )
+    doc["source"] = {"type": "job", "paths": [str(t.resolve()) for t in ordered]}
+    doc["job"]["traces"] = {str(r): str(t.resolve()) for r, t in zip(doc["job"]["ranks"], ordered, strict=True)}
+    return doc
+
+
+def measured_job_document(traces: list[Path], captures: list, *, kind: str, measured: dict) -> tuple[dict, Path]:
+    """The job profile of ranks measured here (measure/ranks.py): each rank's trace and capture, and the
+    setup's records (`measured`: command, settings, environment, model, marks); with the trace the
+    profile keeps, the metrics rank's."""
+    analyses = [
+        analyse_trace(t, kind, c.images_per_step, cpu_peak=measured["environment"].get("cpu_peak"))
+        for t, c in zip(traces, captures, strict=True)
+    ]
+    ranks, world, source = resolve_ranks(traces, analyses)
+    by_trace = {t: c for t, c in zip(traces, captures, strict=True)}
+    device_type = "cpu" if str(measured["settings"].get("device", "")).startswith("cpu") else None
+    doc, ordered = assemble_job(
+        traces,
+        analyses,
+        ranks,
+        world,
+        source,
+        lambda a, _rank, trace: build_document(
+            [a], [by_trace[trace]], source={"type": "measured"}, device_type=device_type, **measured
+        ),
+    )
+    kept = ordered[doc["job"]["ranks"].index(doc["job"]["metrics_rank"])]
+    doc["source"] = {"type": "measured"}
+    doc["job"]["traces"] = {str(doc["job"]["metrics_rank"]): TRACE_FILE}
+    doc["job"]["notes"].append(
+        f"rank {doc['job']['metrics_rank']}'s trace is kept as {TRACE_FILE}; every rank is in the tables"
+    )
+    return doc, kept
+
+
+def assemble_job(
+    traces: list[Path], analyses: list[dict], ranks: list[int], world: int, source: str, rank_document
+) -> tuple[dict, list[Path]]:
+    """(One job profile, its rank traces in rank order) from each rank's analysis: `rank_document(analysis, rank, trace)` builds a rank's
+    own profile; the job takes its tables (each row with its rank), the collectives and ranks tables,
+    the straggler, and the figures of its slowest rank."""
     order = sorted(range(len(traces)), key=lambda i: ranks[i])
     traces, analyses, ranks = [traces[i] for i in order], [analyses[i] for i in order], [ranks[i] for i in order]
     for analysis, rank in zip(analyses, ranks, strict=True):
         analysis["tables"] = {n: _with_rank(t, rank) for n, t in analysis["tables"].items()}
         analysis["rank"] = rank
-    per_rank = [
-        build_document([a], [None], source={"type": "trace", "path": str(t.resolve())})
-        for a, t in zip(analyses, traces, strict=True)
-    ]
+    per_rank = [rank_document(a, r, t) for a, r, t in zip(analyses, ranks, traces, strict=True)]
     verdicts = {rank: doc["verdict"]["bound"] for rank, doc in zip(ranks, per_rank, strict=True)}
     extra_tables, straggler = job_tables(analyses, ranks, verdicts)
     # the job's figures are its slowest rank's: the job's step lasts as long as that rank's
@@ -208,7 +254,6 @@ def job_document(inputs: list[Path]) -> dict:
         if name not in JOB_TABLES
     } | extra_tables
     doc["rank"], doc["world_size"] = None, world
-    doc["source"] = {"type": "job", "paths": [str(t.resolve()) for t in traces]}
     rank_rows = [dict(zip(extra_tables["ranks"]["columns"], r, strict=True)) for r in extra_tables["ranks"]["rows"]]
     doc["verdict"] = job_verdict(doc["verdict"], ranks[slowest], world, straggler, rank_rows)
     doc["metrics"].update(bound=doc["verdict"]["bound"], bound_reason=doc["verdict"]["reason"])
@@ -228,6 +273,5 @@ def job_document(inputs: list[Path]) -> dict:
             }[source],
             f"the job's metrics are rank {ranks[slowest]}'s, the longest step of the {world} ranks",
         ],
-        "traces": {str(rank): str(t.resolve()) for rank, t in zip(ranks, traces, strict=True)},
     }
-    return doc
+    return doc, traces
