@@ -428,7 +428,12 @@ TABLES: dict[str, list[tuple[str, str, str, str]]] = {
         ("steps", "BIGINT", "count", "measured steps of the rank"),
         ("step_ms", "DOUBLE", "ms", "mean step wall time (sql/blame.sql's step)"),
         ("device_busy_pct", "DOUBLE", "%", "share of the step the rank's device was busy"),
-        ("compute_ms", "DOUBLE", "ms", "device time per step in work that is neither a collective nor a copy; null on a rank with no device (CPU)"),
+        (
+            "compute_ms",
+            "DOUBLE",
+            "ms",
+            "device time per step in work that is neither a collective nor a copy; null on a rank with no device (CPU)",
+        ),
         (
             "exposed_comm_ms",
             "DOUBLE",

@@ -231,9 +231,9 @@ def measured_job_document(traces: list[Path], captures: list, *, kind: str, meas
 def assemble_job(
     traces: list[Path], analyses: list[dict], ranks: list[int], world: int, source: str, rank_document
 ) -> tuple[dict, list[Path]]:
-    """(One job profile, its rank traces in rank order) from each rank's analysis: `rank_document(analysis, rank, trace)` builds a rank's
-    own profile; the job takes its tables (each row with its rank), the collectives and ranks tables,
-    the straggler, and the figures of its slowest rank."""
+    """(One job profile, its rank traces in rank order) from each rank's analysis:
+    `rank_document(analysis, rank, trace)` builds a rank's own profile; the job takes its tables (each
+    row with its rank), the collectives and ranks tables, the straggler, and its slowest rank's figures."""
     order = sorted(range(len(traces)), key=lambda i: ranks[i])
     traces, analyses, ranks = [traces[i] for i in order], [analyses[i] for i in order], [ranks[i] for i in order]
     for analysis, rank in zip(analyses, ranks, strict=True):
