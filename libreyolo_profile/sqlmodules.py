@@ -25,9 +25,8 @@ import re
 import weakref
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 
-from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.sqlfiles import sql_directory, sql_text
 
 
 class SqlModuleError(Exception):
@@ -59,7 +58,7 @@ class SqlModule:
 
 def module_names() -> list[str]:
     """Every module of the package's sql/ directory, by name."""
-    return sorted(p.name for p in files("libreyolo_profile.sql").iterdir() if p.name.endswith(".sql"))
+    return sorted(p.name for p in sql_directory().iterdir() if p.name.endswith(".sql"))
 
 
 def parse_module(name: str, text: str) -> SqlModule:

@@ -173,8 +173,7 @@ def test_sweep_removes_only_dead_processes_leftovers(read_only_trace, tmp_path):
 def test_analysis_version_covers_the_sql_that_defines_the_metrics():
     """The cache key must change when a metric's SQL changes: the SQL it hashes is the SQL the product runs
     (an editable install maps libreyolo_profile.sql onto the top-level sql/, not under the package)."""
-    from libreyolo_profile.sqlfiles import sql_text
-    from libreyolo_profile.store.disk.cache import sql_directory
+    from libreyolo_profile.sqlfiles import sql_directory, sql_text
 
     metrics = sql_directory() / "metrics.sql"
     assert metrics.is_file()

@@ -16,6 +16,7 @@ from libreyolo_profile.sqlmodules import (
     check_modules,
     dependency_order,
     load_requirements,
+    module_names,
     parse_module,
     references,
     run_module,
@@ -229,3 +230,24 @@ def test_intervals_open_at(con):
         SELECT instant_id, interval_id, owner FROM intervals_open_at(k, x)
         ORDER BY instant_id, interval_id""").fetchall()
     assert rows == [("k1", "A", False), ("k1", "B", True), ("k2", "A", True), ("k4", "A", False), ("k4", "B", True)]
+
+
+def test_a_checkout_run_without_an_install_finds_its_own_sql(monkeypatch):
+    """`python -m libreyolo_profile` inside a checkout imports the checkout's package, which has no `sql`
+    subpackage (an install maps it onto the top-level sql/): the SQL is then the checkout's sql/ (found on
+    the first CUDA run, where every analysis failed with "No module named 'libreyolo_profile.sql'")."""
+    import importlib.util
+
+    from libreyolo_profile import sqlfiles
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "libreyolo_profile.sql" else real(name, *a)
+    )
+    sqlfiles.sql_directory.cache_clear()
+    try:
+        found = sqlfiles.sql_directory()
+        assert found == Path(sqlfiles.__file__).resolve().parent.parent / "sql"
+        assert (found / "blame.sql").is_file() and "blame.sql" in module_names()
+    finally:
+        sqlfiles.sql_directory.cache_clear()

@@ -21,6 +21,8 @@ from collections.abc import Callable  # not typing: its import alone costs a col
 from functools import cache
 from pathlib import Path
 
+from libreyolo_profile.sqlfiles import sql_directory
+
 _SAMPLE = 1 << 16
 
 
@@ -42,16 +44,6 @@ def analysis_version() -> str:
             digest.update(entry.relative_to(top).as_posix().encode() + entry.read_bytes())
     digest.update((_PACKAGE / "sqlmodules.py").read_bytes())  # the order the SQL runs in
     return digest.hexdigest()[:12]
-
-
-def sql_directory() -> Path:
-    """Where the package's SQL files really are: `libreyolo_profile.sql` is mapped onto the repository's
-    top-level sql/ (an editable install does not put it under the package directory), so ask the
-    import system rather than guess a path; a wrong guess would hash nothing and keep stale analyses."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("libreyolo_profile.sql")
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _files_under(top: Path, suffix: str) -> list[Path]:
