@@ -90,7 +90,9 @@ def differences(recorded: object, now: object, where: str = "") -> list[str]:
     if isinstance(recorded, list) and isinstance(now, list):
         if len(recorded) != len(now):
             return [f"{where}: {len(recorded)} items recorded, {len(now)} now"]
-        return [d for i, (a, b) in enumerate(zip(recorded, now)) for d in differences(a, b, f"{where}[{i}]")]
+        return [
+            d for i, (a, b) in enumerate(zip(recorded, now, strict=True)) for d in differences(a, b, f"{where}[{i}]")
+        ]
     both_numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (recorded, now))
     if both_numbers and math.isclose(recorded, now, rel_tol=1e-9, abs_tol=1e-12):
         return []
