@@ -1,11 +1,11 @@
 -- blame.sql — per-step blame: every nanosecond of each step's wall time assigned to exactly one cause.
--- requires: ingest.sql, runtime_calls.sql
+-- requires: blame_causes.sql, intervals.sql, ingest.sql, runtime_calls.sql
 --
 -- Answers: in each measured step, what held the critical path — which device work while the device
 -- was busy, and what the host was doing while it was idle.
 -- Binds: nothing. Reads the tables sql/ingest.sql builds (step_ranges, placed_activity, placed_runtime,
--- placed_ops, phase_ranges, host_annotations) and launch_roles (sql/runtime_calls.sql). Creates
--- blame_causes (the vocabulary), blame_windows (one row per step) and blame_rows (step × cause, ns), which
+-- placed_ops, phase_ranges, host_annotations), launch_roles (sql/runtime_calls.sql) and the vocabulary,
+-- blame_causes (sql/blame_causes.sql). Creates blame_windows (one row per step) and blame_rows (step × cause, ns), which
 -- sql/table_blame.sql and the blame_<cause>_pct metrics of sql/metrics.sql read.
 --
 -- The step: from its host start (ProfilerStep#N, or the fallback window of step_ranges) to the later
@@ -57,23 +57,6 @@
 -- An executing op's whole range counts as execution (its small sub-ops included: executes means it
 -- spends most of its time in itself).
 -- Zero-length intervals cover nothing. The causes of a step add up to its wall time exactly (integer ns).
-
--- blame_causes: the vocabulary, with its priority (lower wins) and the profile it applies to.
-CREATE OR REPLACE TEMP TABLE blame_causes (
-    cause    VARCHAR,  -- the cause, as the blame table and the blame_<cause>_pct metrics name it
-    priority INTEGER,  -- lower wins where intervals of several causes overlap
-    profile  VARCHAR,  -- gpu | cpu | any: the profiles it can appear in
-    side     VARCHAR   -- device (the device was busy) | host (the device was idle, or there is none)
-);
-INSERT INTO blame_causes VALUES
-    ('gemm_conv', 1, 'gpu', 'device'), ('attention', 2, 'gpu', 'device'), ('memory_bound', 3, 'gpu', 'device'),
-    ('device_other', 4, 'gpu', 'device'), ('communication', 5, 'gpu', 'device'), ('memcpy_memset', 6, 'gpu', 'device'),
-    ('sync_bubble', 10, 'gpu', 'host'), ('startup', 11, 'gpu', 'host'), ('module_loading', 12, 'gpu', 'host'),
-    ('allocator', 13, 'gpu', 'host'), ('dataload', 14, 'any', 'host'), ('launching', 15, 'gpu', 'host'),
-    ('preprocess', 16, 'gpu', 'host'), ('cpu_work', 17, 'gpu', 'host'),
-    ('cpu_gemm_conv', 21, 'cpu', 'host'), ('cpu_other_ops', 22, 'cpu', 'host'),
-    ('cpu_communication', 23, 'cpu', 'host'), ('framework_overhead', 24, 'cpu', 'host'), ('python', 25, 'any', 'host'),
-    ('unexplained_idle', 99, 'any', 'host');
 
 -- blame_windows: each step's wall time, host start → later of host end and its device work's end, but
 -- never past the next step's start: from there the next step owns the time (work that overlaps it is
@@ -231,23 +214,14 @@ all_intervals AS (
 SELECT i.s, i.e, i.name, i.cause, c.priority FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
 
 -- blame_rows: cut each step at every interval boundary inside it; each piece takes the highest-priority
--- cause covering it. Per priority the intervals are first merged into disjoint islands, so one ASOF
+-- cause covering it. Per priority the intervals are first merged into disjoint islands (interval_union), so one ASOF
 -- lookup (the last island starting at or before the piece) tells whether that priority covers the piece.
 CREATE OR REPLACE TEMP TABLE blame_pieces AS
 WITH clipped AS (
-    SELECT w.step, i.priority, greatest(i.s, w.start_ns) AS s, least(i.e, w.end_ns) AS e
+    SELECT {'step': w.step, 'priority': i.priority} AS grp, greatest(i.s, w.start_ns) AS s, least(i.e, w.end_ns) AS e
     FROM blame_intervals i JOIN blame_windows w ON i.s < w.end_ns AND i.e > w.start_ns
 ),
-reach AS (
-    SELECT *, max(e) OVER (PARTITION BY step, priority ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
-    FROM clipped
-),
-numbered AS (
-    SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY step, priority ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
-    FROM reach
-),
-islands AS (SELECT step, priority, min(s) AS s, max(e) AS e FROM numbered GROUP BY step, priority, island),
+islands AS (SELECT grp.step AS step, grp.priority AS priority, s, e FROM interval_union(clipped)),
 bounds AS (
     SELECT step, s AS t FROM islands UNION SELECT step, e FROM islands
     UNION SELECT step, start_ns FROM blame_windows UNION SELECT step, end_ns FROM blame_windows

@@ -1,5 +1,5 @@
 -- table_blame.sql — the blame table: one row per measured step and cause (sql/blame.sql defines both).
--- requires: blame.sql
+-- requires: blame_causes.sql, blame.sql
 -- inputs: trace_info (store/ingest/analyse.py creates it)
 -- Answers: in each step, how much of its wall time each cause held the critical path; a step's rows
 -- add up to its wall time exactly (the ns column), causes with no time in a step have no row.
