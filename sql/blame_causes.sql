@@ -2,7 +2,6 @@
 -- verdict it supports, and what it means in a sentence. One row per cause; sql/blame.sql decides which
 -- cause holds each instant (its header says how), sql/verdict_blame.sql turns the shares into a verdict,
 -- and Python reads the words from here (libreyolo_profile/vocabulary.py), never spelling a cause itself.
--- requires: (none)
 
 -- blame_causes: one row per cause.
 CREATE OR REPLACE TEMP TABLE blame_causes (

@@ -1,5 +1,8 @@
 -- what_if.sql — `libreyolo profile what-if`: what removing work would buy, before anyone writes it
--- (SPEC §6). The model follows the profile's own verdict:
+-- (SPEC §6).
+-- requires: verdicts.sql
+-- inputs: kernels (one profile's kernels table)
+-- The model follows the profile's own verdict (sql/verdicts.sql what_if_model):
 --   host-launch              → 'launches':  saved = launches removed × per_launch_host_us
 --                               (a category: its launches per step = its calls_per_step)
 --   gpu-compute, gpu-memory  → 'gpu-work':  saved = GPU time removed (a category: its ms per step;
@@ -34,16 +37,19 @@
 --        step; NULL without a blame), $launches_per_step, $steady_launch_us.
 -- Reads: kernels (one profile's kernels table). One row per requested change ('category',
 -- 'launches'), each carrying the totals of the projection that applies them all.
-WITH model AS (
+WITH verdict AS (
+    -- the verdict's own model (sql/verdicts.sql what_if_model); NULL for a verdict no model addresses
+    SELECT (SELECT what_if_model FROM verdicts WHERE verdict = $bound) AS model
+),
+model AS (
     SELECT CASE
-               WHEN $bound = 'host-launch' THEN 'launches'
-               WHEN $bound IN ('gpu-compute', 'gpu-memory') THEN 'gpu-work'
-               WHEN $bound IN ('cpu-compute', 'cpu-overhead') THEN 'cpu-ops'
+               WHEN verdict.model IS NOT NULL THEN verdict.model
                WHEN $device_type = 'cpu' OR $gpu_util_pct IS NULL THEN 'cpu-ops'
                WHEN $gpu_util_pct < $util_threshold THEN 'launches'
                ELSE 'gpu-work'
            END AS name,
-           $bound NOT IN ('host-launch', 'gpu-compute', 'gpu-memory', 'cpu-compute', 'cpu-overhead') AS capped_by_verdict
+           verdict.model IS NULL AS capped_by_verdict
+    FROM verdict
 ),
 bottleneck AS (
     -- ms per step the verdict's bottleneck takes; NULL where the verdict names no separable part

@@ -20,7 +20,7 @@ import pytest
 from libreyolo_profile.measure.noise import LoadSampler
 from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
-from libreyolo_profile.store.document.verdict import THRESHOLDS
+from libreyolo_profile.vocabulary import thresholds
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,16 +137,16 @@ def test_noise_evidence_names_each_finding_with_its_figures():
             },
         },
     )
-    assert headline.noise_evidence("infer", [quiet], [{"timing_cv_pct": 4.0}], THRESHOLDS) == []
+    assert headline.noise_evidence("infer", [quiet], [{"timing_cv_pct": 4.0}], thresholds()) == []
     found = headline.noise_evidence(
-        "infer", [quiet, busy], [{"timing_cv_pct": 4.0}, {"timing_cv_pct": 35.0}], THRESHOLDS
+        "infer", [quiet, busy], [{"timing_cv_pct": 4.0}, {"timing_cv_pct": 35.0}], thresholds()
     )
     text = " | ".join(found)
     assert "61% of the machine's 2 CPUs" in text and "(trial 2)" in text and "(trial 1)" not in text
     assert "stole 7.5%" in text and "hardware thermal slowdown" in text and "900 of 1980 MHz" in text
     assert "varied by 35%" in text
     # training steps differ by nature (mosaic, dataload): their spread alone is not a noisy machine
-    assert headline.noise_evidence("train", [quiet], [{"timing_cv_pct": 35.0}], THRESHOLDS) == []
+    assert headline.noise_evidence("train", [quiet], [{"timing_cv_pct": 35.0}], thresholds()) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ def test_a_busy_machine_gets_the_noisy_mark_in_profile_summary_and_compare(tmp_p
     profile = tmp_path / "busy" / "infer" / "profile.json"
     doc = json.loads(profile.read_text())
     assert "other processes used" in doc["marks"]["noisy"], doc["timing"]["machine"]
-    assert doc["metrics"]["other_cpu_pct"] >= THRESHOLDS["noisy_other_cpu_pct"]
+    assert doc["metrics"]["other_cpu_pct"] >= thresholds()["noisy_other_cpu_pct"]
     summary = cli(tmp_path, "summary", str(profile))
     assert summary.returncode == 0 and "noisy" in summary.stdout
     compared = cli(tmp_path, "compare", str(profile), str(profile), "--json")

@@ -22,7 +22,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "libreyolo_profile"
 
 # the store's rooms, lowest first; a module directly under store/ (schema.py, workdir.py) is its ground floor
 STORE_ROOMS = ("decode", "ingest", "document", "disk", "crossrun")
-GROUND = ("errors", "sqlfiles", "sqlmodules", "metric_catalog", "output")  # import nothing above themselves
+GROUND = (
+    "errors",
+    "sqlfiles",
+    "sqlmodules",
+    "vocabulary",
+    "metric_catalog",
+    "output",
+)  # import nothing above themselves
 
 
 def module_name(path: Path, root: Path) -> str:

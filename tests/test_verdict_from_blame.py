@@ -8,7 +8,12 @@ from __future__ import annotations
 import pytest
 from conftest import cli_json, run_cli
 
-from libreyolo_profile.store.document.verdict import CPU_BLAME_BOUNDS, GPU_BLAME_BOUNDS, decide
+from libreyolo_profile.store.document.verdict import decide
+from libreyolo_profile.vocabulary import causes
+
+# cause → the verdict it supports (sql/blame_causes.sql), on a GPU and on a CPU profile
+GPU_BLAME_BOUNDS = {c: row["gpu_verdict"] for c, row in causes().items() if row["gpu_verdict"]}
+CPU_BLAME_BOUNDS = {c: row["cpu_verdict"] for c, row in causes().items() if row["cpu_verdict"]}
 
 
 def gpu_metrics(step_ms: float = 100.0, **blame: float) -> dict:

@@ -6,7 +6,7 @@ colours. Inline SVG like the rest (report_svg.py)."""
 from __future__ import annotations
 
 from libreyolo_profile.readers.common import records
-from libreyolo_profile.readers.report_colors import color_for
+from libreyolo_profile.readers.report_colors import color_for, meaning_of
 from libreyolo_profile.readers.report_svg import _open, esc, legend, num
 from libreyolo_profile.sqlfiles import sql_text
 
@@ -86,9 +86,9 @@ def ranks_section(side: dict, width: int) -> str:
         "skew, first arrival to last.</p>"
         + legend(
             [
-                ("waiting for the last rank", WAIT),
-                ("communication", TRANSFER),  # the transfer is the collective's communication
-                ("skew between ranks", SKEW),
+                (meaning_of("rank_wait"), WAIT),
+                (meaning_of("rank_transfer"), TRANSFER),  # the transfer is the collective's communication
+                (meaning_of("rank_skew"), SKEW),
             ]
         )
         + lanes_svg(rows, width)

@@ -9,49 +9,12 @@ from __future__ import annotations
 from rich.markup import escape
 
 from libreyolo_profile.output.textsafe import safe_line
+from libreyolo_profile.vocabulary import terminal_colours
 
-PHASE_STYLES = {
-    "dataload": "yellow",
-    "to_device": "magenta",
-    "forward": "blue",
-    "backward": "red",
-    "optimizer": "green",
-    "preprocess": "yellow",
-    "postprocess": "green",
-}
-CATEGORY_STYLES = {
-    "gemm": "blue",
-    "elementwise": "red",
-    "norm": "green",
-    "layout": "yellow",
-    "reduce": "magenta",
-    "memcpy": "grey50",
-    "memset": "grey70",
-    "optimizer": "cyan",
-    "nms/sort": "dark_orange",
-    "communication": "dark_red",
-    "other": "grey50",
-}
-# blame causes (sql/blame.sql): device work in the category colours, host causes in their own
-BLAME_STYLES = {
-    "gemm_conv": "blue",
-    "attention": "cyan",
-    "memory_bound": "red",
-    "device_other": "grey50",
-    "communication": "dark_red",
-    "memcpy_memset": "grey70",
-    "sync_bubble": "bright_magenta",
-    "module_loading": "dark_orange",
-    "allocator": "orange3",
-    "dataload": "yellow",
-    "launching": "bright_green",
-    "cpu_work": "green",
-    "unexplained_idle": "grey30",
-    "cpu_gemm_conv": "blue",
-    "cpu_other_ops": "cyan",
-    "cpu_communication": "dark_red",
-    "framework_overhead": "bright_green",
-}
+# the terminal's colour of each phase, kernel category and blame cause (sql/palette.sql terminal_palette)
+PHASE_STYLES = terminal_colours("phase")
+CATEGORY_STYLES = terminal_colours("category")
+BLAME_STYLES = terminal_colours("cause")
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 

@@ -13,8 +13,8 @@ from libreyolo_profile.output.terminal import fmt, stdout_console
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
 from libreyolo_profile.readers.provenance import is_unprofiled
-from libreyolo_profile.store.document.verdict import DIRECT_BOUNDS as DIRECT
-from libreyolo_profile.store.document.verdict import THRESHOLDS, blame_bottleneck
+from libreyolo_profile.store.document.verdict import blame_bottleneck
+from libreyolo_profile.vocabulary import thresholds, verdicts, what_if_modelled
 
 MODEL_TEXT = {
     "launches": "launches removed × steady_launch_us (the steady-state launch call, cold first launches left out; "
@@ -77,7 +77,7 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
         )
     elif row["model"] == "cpu-ops":
         parts.append("on a CPU only the dispatch cost of the removed ops is counted, not the arithmetic they did")
-    if bound not in DIRECT:
+    if bound not in what_if_modelled():
         if row["bottleneck_ms"] is not None:
             parts.append(
                 f"the profile is {bound}-bound: removing launches or GPU "
@@ -89,7 +89,7 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
                 f"the profile is {bound}-bound: the bottleneck is not "
                 "launches or GPU work, so the estimate is an upper bound"
             )
-        if bound == "memory-pressure":
+        if verdicts().get(bound, {}).get("untrusted_step"):
             parts.append("the step time itself was measured under thrashing and cannot be trusted")
         if row["capped"]:
             parts.append(f"uncapped, the parts add up to {fmt(row['uncapped_ms'])} ms")
@@ -145,7 +145,7 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
     params = {
         "bound": bound,
         "device_type": doc.get("device_type"),
-        "util_threshold": THRESHOLDS["gpu_util_pct"],
+        "util_threshold": thresholds()["gpu_util_pct"],
         "category": remove_category,
         "launches": remove_launches,
         **{
@@ -165,7 +165,7 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
     rows = records(*run_sql(con, "what_if.sql", params))
     head = rows[0]
     model = head["model"]
-    if bound in DIRECT:
+    if bound in what_if_modelled():
         chosen_by = f"the verdict, {bound}"
     else:
         why = f"the verdict, {bound}, is neither a launch nor a GPU-work verdict"
@@ -173,7 +173,7 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
             f"the CPU profile ({why})"
             if model == "cpu-ops"
             else f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% {'<' if model == 'launches' else '≥'} "
-            f"{THRESHOLDS['gpu_util_pct']:.0f}% ({why})"
+            f"{thresholds()['gpu_util_pct']:.0f}% ({why})"
         )
     notes = []
     for row in rows:

@@ -11,16 +11,14 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, stdout_console
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
+from libreyolo_profile.vocabulary import causes_running_ops
 
-# The blame causes in which the device (or, on a CPU, the CPU) was executing ops: the most that faster
-# ops can take off the step (sql/blame.sql).
-DEVICE_CAUSES = ("blame_gemm_conv_pct", "blame_attention_pct", "blame_memory_bound_pct", "blame_device_other_pct")
-CPU_CAUSES = ("blame_cpu_gemm_conv_pct", "blame_cpu_other_ops_pct")
 SHOWN = 8
 
 
 def _cap_ms(m: dict, on_cpu: bool) -> float | None:
-    shares = [m.get(name) for name in (CPU_CAUSES if on_cpu else DEVICE_CAUSES)]
+    # the causes in which the device (on a CPU, the CPU) executed ops: the most faster ops can take off
+    shares = [m.get(f"blame_{cause}_pct") for cause in causes_running_ops(on_gpu=not on_cpu)]
     if not m.get("step_ms") or any(s is None for s in shares):
         return None
     return m["step_ms"] * sum(shares) / 100

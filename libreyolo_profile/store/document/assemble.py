@@ -14,8 +14,9 @@ from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
-from libreyolo_profile.store.document.verdict import THRESHOLDS, decide
+from libreyolo_profile.store.document.verdict import decide
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
+from libreyolo_profile.vocabulary import thresholds
 
 
 def _clean(value):
@@ -169,7 +170,7 @@ def build_document(
         all_marks[mark.PHASES_INFERRED] = mark.phases_inferred()
     if not str(metrics.get("window_source", "")).startswith("ProfilerStep"):
         all_marks[mark.WINDOW_FALLBACK] = mark.window_fallback(metrics.get("window_source"))
-    noise = headline.noise_evidence(kind, captures, per_trial, THRESHOLDS)
+    noise = headline.noise_evidence(kind, captures, per_trial, thresholds())
     if noise:
         all_marks[mark.NOISY] = mark.noisy(noise)
 
@@ -247,8 +248,8 @@ def assemble(
     if is_cpu_profile({"device_type": device_type}):
         all_marks[mark.CPU_PROFILE] = mark.cpu_profile()
     steps, wall_ms = metrics.get("steps") or 0, metrics.get("window_ms") or 0
-    if mark.is_tiny_window(steps, wall_ms, THRESHOLDS):
-        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, THRESHOLDS, kind)
+    if mark.is_tiny_window(steps, wall_ms, thresholds()):
+        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, thresholds(), kind)
     return {
         "schema": PROFILE_SCHEMA,
         "schema_version": SCHEMA_VERSION,
@@ -278,7 +279,7 @@ def assemble(
         "timing": timing or {"headline": "trace", "overhead_method": None},
         "null_reasons": null_reasons,
         "verdict": verdict,
-        "thresholds": THRESHOLDS,
+        "thresholds": thresholds(),
         "marks": all_marks,
         "trials": [{k: v for k, v in t.items() if k in METRICS} for t in trials],
         "repeat": repeat,

@@ -373,17 +373,7 @@ def builtin_document(path: Path) -> dict:
     if repeat:
         metrics["throughput_img_s"] = repeat["throughput_img_s"]["mean"]
         metrics["ms_per_img"] = 1000.0 / metrics["throughput_img_s"]
-    verdict = decide(metrics, kind, not on_cpu, None)
-    if on_cpu and verdict["bound"] == "unknown":
-        verdict = {
-            "bound": "unknown",
-            "reason": (
-                "LibreYOLO's built-in profiler records no leaf-op time on the CPU, so CPU compute "
-                "cannot be told from framework overhead, and no other rule applies"
-            ),
-            "next_step": "measure again with `libreyolo profile run` or `libreyolo profile infer`",
-            "evidence": {"step_ms": metrics.get("step_ms")},
-        }
+    verdict = decide(metrics, kind, not on_cpu, None, source="builtin")
     # On a GPU our thrashing rule needs allocator retries or reserved memory, which it does not record.
     thrashing = False if on_cpu else None
     if not on_cpu:

@@ -145,7 +145,8 @@ def job_tables(analyses: list[dict], ranks: list[int], verdicts: dict[int, str])
             columns = [d[0] for d in cursor.description]
             assert columns == [c[0] for c in TABLES[name]], f"table_{name}.sql columns {columns} differ from schema"
             tables[name] = {"columns": columns, "rows": [list(r) for r in cursor.fetchall()]}
-        cursor = con.execute("SELECT * FROM job_straggler")
+        # the straggler row with the job's verdict and its next step (sql/straggler_verdict.sql)
+        cursor = run_module(con, "straggler_verdict.sql")
         names = [d[0] for d in cursor.description]
         straggler = next((dict(zip(names, row, strict=True)) for row in cursor.fetchall()), None)
         cursor = con.execute("SELECT rank FROM job_rank_overlap WHERE NOT shares_time ORDER BY rank")
@@ -262,7 +263,9 @@ def assemble_job(
         "ranks": ranks,
         "rank_source": source,
         "metrics_rank": ranks[slowest],
-        "straggler": straggler,
+        # the straggler as sql/job_ranks.sql decided it (its verdict and advice are in doc["verdict"])
+        "straggler": straggler
+        and {k: v for k, v in straggler.items() if k not in ("straggler_verdict", "straggler_advice")},
         "clock": [{k: r[k] for k in ("rank", "clock_offset_ms", "clock_method")} for r in rank_rows],
         "notes": [
             f"ranks from the {source}"

@@ -1,28 +1,8 @@
-"""A job's verdict: `straggler` when the other ranks wait for one rank (sql/job_ranks.sql decides it and
-where its lateness arises), with the advice that fits where; otherwise the slowest rank's own verdict."""
+"""A job's verdict: the straggler's when the other ranks wait for one rank (sql/job_ranks.sql decides it
+and where its lateness arises; sql/straggler_verdict.sql the verdict and the advice that fits where),
+otherwise the slowest rank's own verdict."""
 
 from __future__ import annotations
-
-# where the straggler's lateness arises (sql/job_ranks.sql: job_straggler.arises_in) → what to do about it
-STRAGGLER_ADVICE = {
-    "before the step": (
-        "find what rank {rank} does between steps that the others do not (the previous step's tail, logging, "
-        "checkpointing or evaluation on that rank only, an uneven data shard) and balance it, so every rank "
-        "enters the step together; overlapping communication with compute will not help: the others are waiting"
-    ),
-    "in dataloading": (
-        "fix rank {rank}'s input pipeline (more DataLoader workers, pin_memory, prefetching, its node's storage), "
-        "or balance the data so its batches are no heavier than the others'"
-    ),
-    "in a sync": (
-        "remove the host sync rank {rank} makes before the collective (.item(), .cpu(), torch.cuda.synchronize, "
-        "a blocking copy): it holds every other rank in its collectives"
-    ),
-    "in compute": (
-        "balance the work across ranks: rank {rank}'s share (uneven batch or sequence lengths, embedding tables "
-        "or model shards) takes longer to compute than the others'"
-    ),
-}
 
 
 def job_verdict(own: dict, metrics_rank: int, world: int, straggler: dict | None, ranks: list[dict]) -> dict:
@@ -46,9 +26,9 @@ def job_verdict(own: dict, metrics_rank: int, world: int, straggler: dict | None
         f"{_breakdown(straggler)}; it entered the step {late['entered_ms']:.2f} ms after rank {earliest['rank']}"
     )
     return {
-        "bound": "straggler",
+        "bound": straggler["straggler_verdict"],
         "reason": reason,
-        "next_step": STRAGGLER_ADVICE[where].format(rank=rank),
+        "next_step": straggler["straggler_advice"],
         "evidence": {
             "straggler_rank": rank,
             "waited_on_pct": straggler["waited_on_pct"],

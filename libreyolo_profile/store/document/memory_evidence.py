@@ -5,7 +5,7 @@ sql/metrics.sql) and the measurement's allocator counters; this only judges and 
 from __future__ import annotations
 
 from libreyolo_profile.store.document.capture import TrialCapture
-from libreyolo_profile.store.document.verdict import THRESHOLDS
+from libreyolo_profile.vocabulary import thresholds
 
 
 def thrashing_evidence(m: dict, capture: TrialCapture | None, device_total_mb: float | None) -> str | None:
@@ -22,7 +22,7 @@ def thrashing_evidence(m: dict, capture: TrialCapture | None, device_total_mb: f
     if not (reserved and total and steady >= 1 and calling >= min(2, steady)):
         return None
     share = 100.0 * reserved / total
-    if share < THRESHOLDS["reserved_of_device_pct"]:
+    if share < thresholds()["reserved_of_device_pct"]:
         return None
     per_step = m.get("steady_malloc_calls_per_step") or 0.0
     return (
