@@ -1,14 +1,15 @@
 """The `libreyolo profile` command group: argument parsing only.
 
 Each command hands its validated arguments to one module (a reader in `readers/`, a writer in
-`measure/`) and imports it lazily, so a reader never pays for torch or libreyolo.
+`measure/`) and imports it lazily, so a reader never pays for torch or libreyolo. The group is built here;
+the arguments of `run`/`infer` live in cli_measure.py, of `query`/`db`/`import` in cli_crossrun.py and of
+`roofline` in cli_roofline.py, and are registered below in the order --help lists them.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -17,8 +18,11 @@ import typer
 
 import libreyolo_profile as lp  # the Python API: the readers' commands open their profile through it
 from libreyolo_profile.cli_arguments import screen_arguments
+from libreyolo_profile.cli_crossrun import db_cmd, import_cmd, query_cmd
 from libreyolo_profile.cli_errors import first_paragraph as _first_paragraph
 from libreyolo_profile.cli_errors import interrupted as _interrupted
+from libreyolo_profile.cli_help import JSON_HELP, TRACE_HELP
+from libreyolo_profile.cli_measure import infer_cmd, run_cmd
 from libreyolo_profile.cli_roofline import ROOFLINE_WHAT_IF_HELP, roofline_cmd, what_if_at_roofline
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
 from libreyolo_profile.output.textsafe import write_error
@@ -66,23 +70,6 @@ app = typer.Typer(
     help="Measure where the time goes in LibreYOLO training and inference, and read it back.",
 )
 
-TRACE_HELP = (
-    "profile.json, profile_repeat.json, profile_trace.json, a profile directory, "
-    "or any PyTorch profiler trace (.json/.json.gz)"
-)
-JSON_HELP = "print one JSON document on stdout and nothing else"
-DEVICE_HELP = "device: 0, cuda:N or cpu; auto: CUDA device 0 where CUDA is present, else the CPU (with a note)"
-RUN_DEVICE_HELP = DEVICE_HELP + "; a list (0,1) profiles one DDP job, a rank per GPU, as one job profile"
-FRESH_HELP = "--repeat N: each trial in its own fresh process (the spread then includes process-to-process drift)"
-# the cost: benchmarks/bench_memory_cost.py (its docstring says how it is measured)
-MEMORY_HELP = (
-    "record allocator events (torch.profiler profile_memory, CPU and CUDA) in the profiled window only, "
-    "for `libreyolo profile memory`; the headline stays unprofiled. Measured cost to the profiled window "
-    "(benchmarks/bench_memory_cost.py, CPU infer, one thread, ~3,300 allocator events per call): "
-    "+4% CPU time per call at 640 px, +9% at 320 px"
-)
-EXIST_OK_HELP = "replace the profile in <project>/<kind> instead of writing the next free <kind>2, <kind>3, …"
-
 
 def _print_version(value: bool) -> None:
     if value:
@@ -109,164 +96,8 @@ def _group(
 # writers
 
 
-@app.command("run")
-def run_cmd(
-    data: str = typer.Argument(..., help="dataset YAML or name, e.g. coco128"),
-    weights: str = typer.Option("LibreYOLO9t.pt", help="model weights file or name"),
-    size: str = typer.Option("t", help="model size variant"),
-    batch: int = typer.Option(16, help="micro-batch; -1 picks it to fill about 70% of device memory"),
-    imgsz: int = typer.Option(640, help="training image size"),
-    workers: int = typer.Option(8, help="dataloader workers"),
-    amp: bool = typer.Option(True, "--amp/--no-amp", help="use the model family's AMP path (CUDA only)"),
-    steps: int = typer.Option(20, help="steps measured"),
-    warmup: int = typer.Option(5, help="warmup steps before measuring"),
-    repeat: int = typer.Option(1, help="repeat N times for mean and standard deviation"),
-    device: str = typer.Option("auto", help=RUN_DEVICE_HELP),
-    project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
-    overhead: bool = typer.Option(
-        True, "--overhead/--no-overhead", help="time an unprofiled pass to record profiler_overhead_pct"
-    ),
-    report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
-    exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    loss_item: bool = typer.Option(
-        True,
-        "--loss-item/--no-loss-item",
-        help="keep the trainer's per-step loss.item() logging (a device sync); "
-        "--no-loss-item departs from the trainer and is recorded in the profile",
-    ),
-    module_depth: int = typer.Option(
-        2,
-        help="named ranges for the model's modules down to this depth "
-        "(1: backbone, neck, head; 2: also their blocks; 0: off)",
-    ),
-    fresh_processes: bool = typer.Option(True, "--fresh-processes/--same-process", help=FRESH_HELP),
-    memory: bool = typer.Option(False, "--memory/--no-memory", help=MEMORY_HELP),
-    nproc: int = typer.Option(
-        1,
-        help="ranks of one DDP job on the CPU (gloo; with --device cpu), each in its own process, read as one "
-        "job profile; for GPU ranks list the GPUs instead: --device 0,1 (NCCL). --batch is the job's global batch",
-    ),
-) -> None:
-    """Profile a short training and write <project>/train/profile.json."""
-    from libreyolo_profile.measure.options import RunOptions
-
-    options = RunOptions(
-        data=data,
-        weights=weights,
-        size=size,
-        batch=batch,
-        imgsz=imgsz,
-        workers=workers,
-        amp=amp,
-        steps=steps,
-        warmup=warmup,
-        repeat=repeat,
-        device=device,
-        project=project,
-        overhead=overhead,
-        exist_ok=exist_ok,
-        loss_item=loss_item,
-        module_depth=module_depth,
-        fresh_processes=fresh_processes,
-        memory=memory,
-        nproc=nproc,
-    )
-    from libreyolo_profile.measure.train import profile_run
-
-    _show_measurement(profile_run(options, argv=sys.argv), report=report, as_json=as_json)
-
-
-@app.command("infer")
-def infer_cmd(
-    source: Optional[str] = typer.Argument(None, help="image or directory; omitted: LibreYOLO's bundled sample image"),
-    weights: str = typer.Option("LibreYOLO9t.pt", help="model weights file or name"),
-    size: str = typer.Option("t", help="model size variant"),
-    batch: int = typer.Option(1, help="images per forward pass"),
-    imgsz: int = typer.Option(640, help="input image size"),
-    half: bool = typer.Option(False, "--half/--no-half", help="forward pass under autocast (CUDA only)"),
-    amp_dtype: str = typer.Option("float16", help="CUDA autocast dtype: float16 or bfloat16"),
-    warmup: int = typer.Option(20, help="warmup iterations before measuring"),
-    runs: int = typer.Option(100, help="measured iterations"),
-    repeat: int = typer.Option(1, help="repeat N times for mean and standard deviation"),
-    conf: float = typer.Option(0.25, help="confidence threshold (changes NMS work)"),
-    iou: float = typer.Option(0.45, help="NMS IoU threshold"),
-    max_det: int = typer.Option(300, help="maximum detections per image (changes NMS work)"),
-    device: str = typer.Option("auto", help=DEVICE_HELP),
-    trace: bool = typer.Option(True, "--trace/--no-trace", help="keep the Chrome trace as profile_trace.json"),
-    project: Path = typer.Option(Path("runs/profile"), help="output directory root"),
-    overhead: bool = typer.Option(
-        True,
-        "--overhead/--no-overhead",
-        help="time the same calls without the profiler to record profiler_overhead_pct",
-    ),
-    report: bool = typer.Option(True, "--report/--no-report", help="write report.html beside profile.json"),
-    exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    module_depth: int = typer.Option(
-        2,
-        help="named ranges for the model's modules down to this depth "
-        "(1: backbone, neck, head; 2: also their blocks; 0: off)",
-    ),
-    fresh_processes: bool = typer.Option(True, "--fresh-processes/--same-process", help=FRESH_HELP),
-    memory: bool = typer.Option(False, "--memory/--no-memory", help=MEMORY_HELP),
-) -> None:
-    """Profile the inference path and write <project>/infer/profile.json."""
-    from libreyolo_profile.measure.options import InferOptions
-
-    options = InferOptions(
-        source=source,
-        weights=weights,
-        size=size,
-        batch=batch,
-        imgsz=imgsz,
-        half=half,
-        amp_dtype=amp_dtype,
-        warmup=warmup,
-        runs=runs,
-        repeat=repeat,
-        conf=conf,
-        iou=iou,
-        max_det=max_det,
-        device=device,
-        trace=trace,
-        project=project,
-        overhead=overhead,
-        exist_ok=exist_ok,
-        module_depth=module_depth,
-        fresh_processes=fresh_processes,
-        memory=memory,
-    )
-    from libreyolo_profile.measure.infer import profile_infer
-
-    _show_measurement(profile_infer(options, argv=sys.argv), report=report, as_json=as_json)
-
-
-def _show_measurement(measured, *, report: bool, as_json: bool) -> None:
-    """After `run` or `infer` published a profile: report.html beside it (unless --no-report), the
-    summary on stdout, and where both files are on stderr. The profile is opened once for both."""
-    from libreyolo_profile.output.terminal import stderr_note
-    from libreyolo_profile.readers.report import write_report
-    from libreyolo_profile.readers.summary import print_summary
-
-    profile = lp.open(measured.profile_json)
-    written = []
-    if report:
-        try:
-            written.append(write_report(measured.directory, profile))
-        except Exception as exc:  # the measured profile is safe on disk; a report failure must not lose it
-            from libreyolo_profile.measure.common import warn
-
-            warn(
-                f"the HTML report could not be written ({type(exc).__name__}: {exc}); "
-                f"`libreyolo profile report {measured.directory}` retries it"
-            )
-    try:
-        print_summary(profile, as_json)
-    finally:  # last, so the paths stay in view under the summary
-        stderr_note(f"profile: {measured.profile_json}")
-        for path in written:
-            stderr_note(f"report: {path}")
+app.command("run")(run_cmd)  # the measurement commands' arguments live in cli_measure.py
+app.command("infer")(infer_cmd)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,93 +287,9 @@ def what_if_cmd(
     what_if.print_what_if(trace, remove_category=remove_category, remove_launches=remove_launches, as_json=as_json)
 
 
-@app.command("query")
-def query_cmd(
-    sql: str = typer.Argument(
-        ..., help="SQL over the views profiles, kernels, ops, phases, steps, blame, modules, memory"
-    ),
-    roots: Optional[list[str]] = typer.Argument(
-        None, help="directories or s3://bucket/prefix URLs searched for profiles (default runs/profile)"
-    ),
-    timeout: float = typer.Option(
-        60.0,
-        "--timeout",
-        help="seconds the query may run and print its rows; past them it stops and exits 1 (0: no limit)",
-    ),
-    max_rows: int = typer.Option(
-        1000,
-        "--max-rows",
-        help="rows the table shows; a line on stderr says how many were cut (0: all; --json/--csv print all)",
-    ),
-    memory_limit: Optional[str] = typer.Option(
-        None,
-        "--memory-limit",
-        help="memory DuckDB may use, e.g. 2GB (default: 4 GiB or a quarter of the memory, the smaller); past it exit 1",
-    ),
-    as_csv: bool = typer.Option(False, "--csv", help="print every row as CSV, streamed (a header line first)"),
-    as_json: bool = typer.Option(False, "--json", help="print every row in one JSON array, streamed"),
-) -> None:
-    """Run read-only SQL over every profile under the roots."""
-    from libreyolo_profile.readers import query
-    from libreyolo_profile.store.crossrun.objectstore import deadline
-
-    with deadline(timeout):  # the s3:// listing and reads before the SQL keep --timeout too
-        query.print_query(
-            sql,
-            roots or ["runs/profile"],
-            as_json,
-            timeout=timeout,
-            as_csv=as_csv,
-            max_rows=max_rows,
-            memory_limit=memory_limit,
-        )
-
-
-@app.command("db")
-def db_cmd(
-    out: Path = typer.Argument(..., help="DuckDB database file to write (re-running refreshes it)"),
-    roots: Optional[list[Path]] = typer.Argument(None, help="directories searched for profiles (default runs/profile)"),
-    force: bool = typer.Option(False, "--force", help="replace an existing file that is not a database of ours"),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-) -> None:
-    """Materialize every profile under the roots into a .duckdb file for a DuckDB shell."""
-    from libreyolo_profile.readers import query
-
-    query.write_database(out, roots or [Path("runs/profile")], as_json, force=force)
-
-
-@app.command("import")
-def import_cmd(
-    traces: list[Path] = typer.Argument(
-        ..., help="PyTorch profiler traces, or profile.json files from LibreYOLO's built-in profiler"
-    ),
-    project: str = typer.Option("runs/profile", help="output directory root, or an s3://bucket/prefix URL"),
-    exist_ok: bool = typer.Option(False, "--exist-ok", help=EXIST_OK_HELP),
-    jobs: int = typer.Option(
-        1, "--jobs", help="import in N local processes (several inputs: each to <project>/<name>/<kind>)"
-    ),
-    scheduler: Optional[str] = typer.Option(
-        None, "--scheduler", help="import on the Dask cluster at this scheduler address"
-    ),
-    job: bool = typer.Option(
-        False,
-        "--job",
-        help="the traces (or directories of them) are the ranks of one distributed job: write one job profile "
-        "whose tables carry the rank, with the collectives matched across ranks",
-    ),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-) -> None:
-    """Turn foreign traces or LibreYOLO built-in profiles into profile directories of ours.
-    Exit 1 when any input failed."""
-    from libreyolo_profile import importer
-
-    if job:
-        if jobs != 1 or scheduler is not None:
-            raise ProfileError("--job imports the ranks together: give it without --jobs or --scheduler", EXIT_USAGE)
-        raise typer.Exit(importer.import_job(traces, project, as_json, exist_ok=exist_ok))
-    raise typer.Exit(
-        importer.import_traces(traces, project, as_json, exist_ok=exist_ok, jobs=jobs, scheduler=scheduler)
-    )
+app.command("query")(query_cmd)  # the cross-run commands' arguments live in cli_crossrun.py
+app.command("db")(db_cmd)
+app.command("import")(import_cmd)
 
 
 @app.command("report")

@@ -58,47 +58,66 @@ def probe_record(batches, measured_mb, measure: str) -> list[dict]:
 
 def auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tuple[int, str, list[dict]]:
     """Pick the batch for --batch -1. Returns (batch, why, the memory measured per probed batch)."""
+    if device.type == "cuda":
+        return _cuda_auto_batch(model, imgsz, device, autocast_dtype, supply_cap)
+    return _cpu_auto_batch(model, imgsz, device, supply_cap)
+
+
+def _cuda_auto_batch(model, imgsz: int, device, autocast_dtype, supply_cap: int) -> tuple[int, str, list[dict]]:
+    """CUDA: the allocator's peak over one training step at batch 1, 2, 4, fitted by a line and solved for
+    the batch that fills AUTO_FRACTION of the device, then capped by what the dataset supplies."""
+    import torch
+
+    param_mb = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20
+    total = torch.cuda.get_device_properties(device).total_memory / 2**20
+    probes, peaks = _cuda_probe_peaks(model, imgsz, device, autocast_dtype)
+    if not peaks:
+        return 1, "--batch -1: even batch 1 ran out of device memory in the probe; using 1", []
+    slope = (peaks[-1] - peaks[0]) / max(probes[len(peaks) - 1] - probes[0], 1) if len(peaks) > 1 else peaks[0]
+    slope = max(slope, 1e-3)
+    intercept = peaks[0] - slope * probes[0] + 2 * param_mb  # + SGD momentum buffers + the EMA copy
+    mem_batch = max(1, int((AUTO_FRACTION * total - intercept) // slope))
+    basis = (
+        f"CUDA probe: training steps (forward+loss+backward, "
+        f"{'autocast ' + str(autocast_dtype).replace('torch.', '') if autocast_dtype else 'fp32'}) at batch "
+        f"{', '.join(map(str, probes[: len(peaks)]))} peaked at "
+        f"{', '.join(f'{p:.0f}' for p in peaks)} MiB; linear fit {slope:.1f} MiB/image + {intercept:.0f} MiB "
+        f"(incl. {2 * param_mb:.0f} MiB momentum + EMA) → {mem_batch} fills {AUTO_FRACTION:.0%} of {total:.0f} MiB"
+    )
+    picked = min(mem_batch, supply_cap) if supply_cap >= 1 else mem_batch
+    if picked < mem_batch:
+        basis += f"; capped at {picked} so the dataset supplies warmup+steps full batches in one pass"
+    return picked, basis, probe_record(probes, peaks, "torch.cuda.max_memory_allocated over one training step")
+
+
+def _cuda_probe_peaks(model, imgsz: int, device, autocast_dtype) -> tuple[tuple[int, ...], list[float]]:
+    """(the batches probed, the allocator's peak MiB of one training step at each): a batch that runs out
+    of memory ends the probe, and only the batches before it are returned (none when batch 1 did)."""
     import torch
 
     probes = (1, 2, 4)
-    param_mb = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20
-    if device.type == "cuda":
-        total = torch.cuda.get_device_properties(device).total_memory / 2**20
-        peaks = []
-        try:
-            for b in probes:
-                torch.cuda.synchronize(device)
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats(device)
-                _probe_step(model, b, imgsz, device, autocast_dtype)
-                torch.cuda.synchronize(device)
-                peaks.append(torch.cuda.max_memory_allocated(device) / 2**20)
-        except torch.cuda.OutOfMemoryError:
+    peaks = []
+    try:
+        for b in probes:
+            torch.cuda.synchronize(device)
             torch.cuda.empty_cache()
-            if not peaks:
-                return 1, "--batch -1: even batch 1 ran out of device memory in the probe; using 1", []
-            probes = probes[: len(peaks)]
-        finally:
-            model.zero_grad(set_to_none=True)
-            torch.cuda.empty_cache()
-        slope = (peaks[-1] - peaks[0]) / max(probes[len(peaks) - 1] - probes[0], 1) if len(peaks) > 1 else peaks[0]
-        slope = max(slope, 1e-3)
-        intercept = peaks[0] - slope * probes[0] + 2 * param_mb  # + SGD momentum buffers + the EMA copy
-        mem_batch = max(1, int((AUTO_FRACTION * total - intercept) // slope))
-        basis = (
-            f"CUDA probe: training steps (forward+loss+backward, "
-            f"{'autocast ' + str(autocast_dtype).replace('torch.', '') if autocast_dtype else 'fp32'}) at batch "
-            f"{', '.join(map(str, probes[: len(peaks)]))} peaked at "
-            f"{', '.join(f'{p:.0f}' for p in peaks)} MiB; linear fit {slope:.1f} MiB/image + {intercept:.0f} MiB "
-            f"(incl. {2 * param_mb:.0f} MiB momentum + EMA) → {mem_batch} fills {AUTO_FRACTION:.0%} of {total:.0f} MiB"
-        )
-        picked = min(mem_batch, supply_cap) if supply_cap >= 1 else mem_batch
-        if picked < mem_batch:
-            basis += f"; capped at {picked} so the dataset supplies warmup+steps full batches in one pass"
-        return picked, basis, probe_record(probes, peaks, "torch.cuda.max_memory_allocated over one training step")
-    # CPU: no allocator statistics without the profiler, so measure the process's resident memory
-    # right after forward+loss (the autograd graph then holds every activation) at batch 2 and 4,
-    # after one untimed batch-1 step has grown the allocator's pools.
+            torch.cuda.reset_peak_memory_stats(device)
+            _probe_step(model, b, imgsz, device, autocast_dtype)
+            torch.cuda.synchronize(device)
+            peaks.append(torch.cuda.max_memory_allocated(device) / 2**20)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        probes = probes[: len(peaks)]
+    finally:
+        model.zero_grad(set_to_none=True)
+        torch.cuda.empty_cache()
+    return probes, peaks
+
+
+def _cpu_auto_batch(model, imgsz: int, device, supply_cap: int) -> tuple[int, str, list[dict]]:
+    """CPU: no allocator statistics without the profiler, so measure the process's resident memory
+    right after forward+loss (the autograd graph then holds every activation) at batch 2 and 4,
+    after one untimed batch-1 step has grown the allocator's pools."""
     rss = {}
     try:
         _probe_step(model, 1, imgsz, device, None)

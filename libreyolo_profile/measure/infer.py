@@ -154,23 +154,7 @@ def profile_infer(
         from libreyolo_profile.measure.isolated import measure_in_processes
 
         return measure_in_processes("infer", opts, argv)
-    with common.status("importing torch and LibreYOLO"):
-        import torch
-
-        device = common.resolve_device(opts.device)
-        if opts.half and device.type != "cuda":
-            raise UsageError(
-                "--half runs the forward pass under CUDA autocast and needs a CUDA device; "
-                "drop --half (or use --no-half) with --device cpu"
-            )
-        from libreyolo_profile.measure import adapter
-
-        adapter.check_libreyolo()
-    autocast_dtype = getattr(torch, opts.amp_dtype) if opts.half else None
-    if autocast_dtype is torch.bfloat16 and not torch.cuda.is_bf16_supported():
-        raise UsageError(
-            f"--amp-dtype bfloat16: {torch.cuda.get_device_name(device)} has no bfloat16 support; use float16"
-        )
+    device, autocast_dtype = _device_and_autocast(opts)
 
     with common.workspace(opts.project, "infer") as tmp:
         images = _decode(files)
@@ -212,6 +196,29 @@ def profile_infer(
             marks=marks,
             exist_ok=opts.exist_ok,
         )
+
+
+def _device_and_autocast(opts: InferOptions):
+    """(the device, the forward pass's autocast dtype or None), after torch and LibreYOLO are imported and
+    checked: exit 2 for --half off CUDA, or --amp-dtype bfloat16 on a GPU without it."""
+    with common.status("importing torch and LibreYOLO"):
+        import torch
+
+        device = common.resolve_device(opts.device)
+        if opts.half and device.type != "cuda":
+            raise UsageError(
+                "--half runs the forward pass under CUDA autocast and needs a CUDA device; "
+                "drop --half (or use --no-half) with --device cpu"
+            )
+        from libreyolo_profile.measure import adapter
+
+        adapter.check_libreyolo()
+    autocast_dtype = getattr(torch, opts.amp_dtype) if opts.half else None
+    if autocast_dtype is torch.bfloat16 and not torch.cuda.is_bf16_supported():
+        raise UsageError(
+            f"--amp-dtype bfloat16: {torch.cuda.get_device_name(device)} has no bfloat16 support; use float16"
+        )
+    return device, autocast_dtype
 
 
 def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, trial: int, profile_memory: bool):

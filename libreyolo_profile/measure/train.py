@@ -35,6 +35,7 @@ from libreyolo_profile.measure.dataset import resolve_dataset, too_small_message
 from libreyolo_profile.measure.noise import LoadSampler
 from libreyolo_profile.measure.options import RunOptions
 from libreyolo_profile.measure.train_model import SEED
+from libreyolo_profile.measure.train_settings import run_settings
 from libreyolo_profile.measure.train_step import TrainStep
 from libreyolo_profile.measure.trials import Block, TrialRunner, seed_everything
 from libreyolo_profile.store.document import marks as mark
@@ -103,7 +104,7 @@ def profile_run(
             return hand_off(
                 hand_off_to,
                 trials,
-                settings=_settings(opts, training) | ({"rank": job["rank"]} if job else {}),
+                settings=run_settings(opts, training) | ({"rank": job["rank"]} if job else {}),
                 environment=env,
                 model=training.model_info,
                 marks=training.marks,
@@ -114,7 +115,7 @@ def profile_run(
             trials=trials,
             keep_trace=True,
             command=list(argv),
-            settings=_settings(opts, training),
+            settings=run_settings(opts, training),
             env=env,
             model=training.model_info,
             marks=training.marks,
@@ -291,108 +292,7 @@ def _unprofiled_pass(training: Training, opts: RunOptions, runner: TrialRunner, 
 
 
 # ---------------------------------------------------------------------------------------------
-# what the profile records
-
-
-def _settings(opts: RunOptions, training: Training) -> dict:
-    import torch
-
-    cfg, trainer, amp_active = training.cfg, training.trainer, training.amp_active
-    warmup, steps, repeat = opts.warmup, opts.steps, opts.repeat
-    return {
-        "data": opts.data,
-        "data_yaml": str(Path(cfg["yaml_file"]).resolve()),
-        "dataset_root": str(cfg.get("root")),
-        "train_split": str(cfg.get("train")),
-        "train_images": training.available,
-        "nc": cfg["nc"],
-        "weights": opts.weights,
-        "size": training.model_info["size"],
-        "batch": training.batch,
-        "batch_requested": opts.batch,
-        "batch_rule": training.batch_rule,
-        "batch_probe": training.batch_probe,
-        "imgsz": training.imgsz,
-        "imgsz_requested": opts.imgsz,
-        "workers": opts.workers,
-        "amp": opts.amp,
-        "amp_active": amp_active,
-        "amp_dtype": "float16" if amp_active else None,
-        "steps": steps,
-        "warmup": warmup,
-        "repeat": repeat,
-        "device": str(training.device),
-        "device_requested": str(opts.device),
-        "project": str(Path(opts.project).resolve()),
-        "overhead": opts.overhead,
-        "seed": SEED,
-        "trial_seeds": [SEED + 1 + t for t in range(repeat)],
-        "aux_weight": training.model_info.get("aux_weight"),  # None: the family attaches no aux branch
-        "optimizer": _optimizer_desc(trainer),
-        "ema": trainer.ema_model is not None,
-        "scheduler": str(getattr(trainer.config, "scheduler", None)),
-        "images_per_trial": (warmup + steps) * training.batch,
-        "window": (
-            f"{warmup} warmup + {steps} measured batches from one fresh shuffled pass over "
-            f"{training.available} training images ({training.full_batches} full batches, last incomplete "
-            "batch dropped); no validation, checkpoint or epoch boundary inside"
-        ),
-        "step_scope": (
-            "LibreYOLO's trainer step in its order: dataload (next batch) | to_device | forward+loss"
-            + (" (CUDA autocast float16)" if amp_active else "")
-            + " | backward: zero_grad, backward (+ the trainer's clipping if configured)"
-            + " | optimizer: optimizer step + EMA update"
-            + (" + loss.item() and loss-component logging reads" if opts.loss_item else "")
-            + " + LR/momentum schedule"
-        ),
-        "synchronization": (
-            "one device synchronize at the end of the last measured step"
-            + (
-                "; GradScaler.step checks for inf/nan on the host every step (LibreYOLO's fp16 AMP path)"
-                if amp_active
-                else ""
-            )
-            + _logging_reads(opts.loss_item)
-        ),
-        "loss_item": opts.loss_item,
-        "module_depth": opts.module_depth,
-        "profile_memory": opts.memory,
-        "departures": list(opts.departures),
-        **_overrides(training.config_overrides),
-        "torch_threads": torch.get_num_threads(),
-        "profiler": profiler.profiler_settings(training.device),
-    }
-
-
-def _overrides(overrides: dict) -> dict:
-    """The trainer config a run changed, and why (absent from a run that changed none)."""
-    if not overrides:
-        return {}
-    return {
-        "config_overrides": overrides,
-        "config_overrides_reason": (
-            "sync_bn off on CPU ranks: SyncBatchNorm takes GPU modules only (LibreYOLO's own DDP would fail "
-            "there); each rank normalises with its own batch statistics"
-        ),
-    }
-
-
-def _logging_reads(loss_item: bool) -> str:
-    if loss_item:
-        return "; the trainer's per-step loss.item() and loss-component .cpu() read the device every step"
-    return "; the trainer's per-step loss.item() logging is left out (--no-loss-item)"
-
-
-def _optimizer_desc(trainer) -> dict:
-    opt = trainer.optimizer
-    groups = [{"params": len(g["params"]), "weight_decay": g.get("weight_decay")} for g in opt.param_groups]
-    return {
-        "name": type(opt).__name__,
-        "lr0": getattr(trainer.config, "lr0", None),
-        "momentum": getattr(trainer.config, "momentum", None),
-        "nesterov": getattr(trainer.config, "nesterov", None),
-        "groups": groups,
-    }
+# what the profile records (its settings: measure/train_settings.py)
 
 
 def _capture(
