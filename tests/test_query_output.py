@@ -85,8 +85,8 @@ def test_a_deadline_that_lands_inside_a_fetch_still_says_the_output_is_cut():
     told as cut off, so cli.py appends no JSON error document to half an array (one CI run saw it)."""
     import duckdb
 
-    from libreyolo_profile.readers.query import _Worker
     from libreyolo_profile.readers.query_output import Stream, StreamStopped
+    from libreyolo_profile.readers.query_worker import QueryWorker
 
     con = duckdb.connect(":memory:")
     stream = Stream(lambda: False)
@@ -95,7 +95,7 @@ def test_a_deadline_that_lands_inside_a_fetch_still_says_the_output_is_cut():
         stream.started = True
         return con.execute("SELECT count(*) FROM range(1000000000000) a(i)").fetchall()
 
-    worker = _Worker(con, printing_then_long_statement, lambda: stream.started)
+    worker = QueryWorker(con, printing_then_long_statement, lambda: stream.started)
     with pytest.raises(StreamStopped) as stopped:
         worker.run(0.5)
     assert isinstance(worker.outcome.get("error"), duckdb.InterruptException)

@@ -276,7 +276,7 @@ def test_timeout_zero_means_none_and_bad_values_exit_2(root, cwd):
 _ANNOUNCING_CLI = """
 import sys, threading, time
 from libreyolo_profile.cli import run_cli
-from libreyolo_profile.readers.query import QUERY_THREAD
+from libreyolo_profile.readers.query_worker import QUERY_THREAD
 
 def announce():
     while not any(t.name == QUERY_THREAD for t in threading.enumerate()):

@@ -1,6 +1,7 @@
 """`libreyolo profile compare`: before vs after, with significance when both sides repeat
 (sql/compare.sql does the arithmetic, sql/gate.sql the gate; this module gathers the trial values,
-compare_render.py prints them).
+compare_trials.py reads them from a profile, compare_settings.py says how the two sides were measured
+differently, compare_render.py prints them).
 
 Needs only the two profile documents (no sidecar tables): the per-trial scalars live in
 profile.json / profile_repeat.json (`trials`, `repeat`), and a foreign trace has one trial.
@@ -12,7 +13,6 @@ a gate (readers/gate.py); `--markdown` prints it as a table for a pull-request c
 
 from __future__ import annotations
 
-import math
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,8 +33,9 @@ from libreyolo_profile.readers.compare_pool import (
     same_profile_keys,
 )
 from libreyolo_profile.readers.compare_ranks import compare_ranks, show_compare_ranks
+from libreyolo_profile.readers.compare_settings import measured_as, settings_differences
+from libreyolo_profile.readers.compare_trials import as_double, json_kind, raw_trials, trial_count
 from libreyolo_profile.readers.model_identity import model_differences
-from libreyolo_profile.readers.provenance import is_unprofiled
 from libreyolo_profile.store.disk.loader import Loaded, load_document
 
 # (metric, True when higher is better / False when lower is better / None when neither is)
@@ -60,65 +61,6 @@ BY_KIND = {
 }
 RULE = "significant when |Δ| > 2·√(SE_b² + SE_a²), SE = s/√n per side (s: sample standard deviation, n − 1)"
 SINGLE_RUN = "a single run cannot support a verdict: measure both sides with --repeat ≥ 2"
-# settings that differ between any two measurements by construction: not worth a line
-SETTINGS_ALWAYS_DIFFER = ("project",)
-NOT_AN_OBJECT = object()  # a `trials` entry that is not an object: it holds no metric, only garbage
-
-
-def json_kind(value) -> str:
-    """What a JSON value is, as compare.sql's $sample_kind names it."""
-    if value is None:
-        return "null"
-    if value is NOT_AN_OBJECT:
-        return "trial entry that is not an object"
-    if isinstance(value, bool):
-        return "boolean"
-    return (
-        "number"
-        if isinstance(value, (int, float))
-        else "string"
-        if isinstance(value, str)
-        else "list"
-        if isinstance(value, list)
-        else "object"
-        if isinstance(value, dict)
-        else type(value).__name__
-    )
-
-
-def as_double(value) -> float | None:
-    """A JSON number as a DOUBLE; an integer past the float range is ±Infinity (compare.sql refuses it)."""
-    if json_kind(value) != "number":
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
-
-
-def raw_trials(doc: dict, metric: str) -> list:
-    """The metric's value in every trial, as the file holds it: repeat stats' values first, then
-    `trials`, else the profile's one scalar. Nothing is dropped or converted here: compare.sql
-    judges each value, so a NaN or a string in a trial is named, never skipped."""
-    values = as_mapping(as_mapping(doc.get("repeat")).get(metric)).get("values")
-    if isinstance(values, list) and len(values) >= 2:
-        return values
-    trials = doc.get("trials") if isinstance(doc.get("trials"), list) else []
-    if len(trials) >= 2 and any(not isinstance(t, dict) or metric in t for t in trials):
-        return [t.get(metric) if isinstance(t, dict) else NOT_AN_OBJECT for t in trials]
-    return [as_mapping(doc.get("metrics")).get(metric)]
-
-
-def trial_count(doc: dict) -> int:
-    """How many trials a profile holds: the entries of its `trials` list or of its repeat values
-    (never the `n` it claims)."""
-    trials = doc.get("trials") if isinstance(doc.get("trials"), list) else []
-    listed = [
-        len(s["values"])
-        for s in as_mapping(doc.get("repeat")).values()
-        if isinstance(s, dict) and isinstance(s.get("values"), list)
-    ]
-    return max([len(trials), *listed, 1])
 
 
 def _null_note(metric: str, before: Loaded, after: Loaded, row: dict) -> str | None:
@@ -317,42 +259,48 @@ def _require_repeats(rows: list[dict], rules: list[gate_rules.Rule], before: Sid
                 )
 
 
-def measured_as(metric: str, before: dict, after: dict) -> str:
-    """'unprofiled' (both sides' headline, timed without the profiler), 'profiled', or
-    'unprofiled → profiled' where the two sides took it from different calls."""
-    sides = ["unprofiled" if is_unprofiled(metric, doc) else "profiled" for doc in (before, after)]
-    return sides[0] if sides[0] == sides[1] else " → ".join(sides)
+def _same_kind(before: Side, after: Side) -> str | None:
+    """The kind both sides share; a train profile compared with an infer one is a usage error."""
+    kind_b, kind_a = before.newest.doc.get("kind"), after.newest.doc.get("kind")
+    if kind_b != kind_a:
+        raise UsageError(
+            f"cannot compare {_article(kind_b)} profile ({before.path}) with {_article(kind_a)} profile "
+            f"({after.path}): measure both with the same subcommand"
+        )
+    return kind_b
 
 
-def _flat(mapping: dict, prefix: str = "") -> dict:
-    """A nested settings object as dotted names (profiler.record_shapes), so a line names the one
-    field that differs rather than printing both whole objects."""
-    flat = {}
-    for key, value in mapping.items():
-        if isinstance(value, dict) and value:
-            flat.update(_flat(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
+def _annotate(metrics: list[dict], before: Side, after: Side) -> None:
+    """Each compared metric's unit, why it has no change where a side is null or not evidence, and which
+    calls each side timed it on."""
+    for row in metrics:
+        row["unit"] = METRICS[row["metric"]][0]
+        row["note"] = _null_note(row["metric"], before.newest, after.newest, row)
+        row["measured"] = measured_as(row["metric"], before.newest.doc, after.newest.doc)
 
 
-def settings_differences(before: dict, after: dict, section: str = "settings") -> dict:
-    """{setting: [before, after]} for each setting that differs between two profile documents."""
-    b, a = _flat(as_mapping(before.get(section))), _flat(as_mapping(after.get(section)))
-    keep = ENVIRONMENT_COMPARED if section == "environment" else None
+def _significance(before: Side, after: Side) -> dict:
+    """Whether the deltas were tested: only when both sides hold ≥ 2 trials."""
+    n_before, n_after = before.trials(), after.trials()
+    repeated = n_before >= 2 and n_after >= 2
     return {
-        key: [b.get(key), a.get(key)]
-        for key in sorted(set(b) | set(a), key=str)
-        if key not in SETTINGS_ALWAYS_DIFFER
-        and (keep is None or key in keep)
-        and plain(b.get(key)) != plain(a.get(key))
+        "tested": repeated,
+        "rule": RULE if repeated else None,
+        "n_before": n_before,
+        "n_after": n_after,
+        "sentence": (f"{RULE}; n_before = {n_before}, n_after = {n_after}" if repeated else SINGLE_RUN),
     }
 
 
-# the environment fields that change a measurement (software versions, the device, its threads)
-ENVIRONMENT_COMPARED = frozenset(
-    {"torch", "cuda", "cudnn", "libreyolo", "device", "device_name", "cpu_count", "torch_threads"}
-)
+def _verdict_change(before: Side, after: Side) -> dict:
+    (bound_b, reason_b), (bound_a, reason_a) = before.verdict(), after.verdict()
+    return {
+        "before": bound_b,
+        "after": bound_a,
+        "changed": bound_b != bound_a,
+        "before_reason": reason_b,
+        "after_reason": reason_a,
+    }
 
 
 def compare_document(
@@ -368,51 +316,27 @@ def compare_document(
 
     rules = rules or []
     before, after = load_side("before", before_path), load_side("after", after_path)
-    kind_b, kind_a = before.newest.doc.get("kind"), after.newest.doc.get("kind")
-    if kind_b != kind_a:
-        raise UsageError(
-            f"cannot compare {_article(kind_b)} profile ({before.path}) with {_article(kind_a)} profile "
-            f"({after.path}): measure both with the same subcommand"
-        )
-    gate_rules.check_kind(rules, kind_b)
+    kind = _same_kind(before, after)
+    gate_rules.check_kind(rules, kind)
     _without_after(before, after, gating=bool(rules))
-    catalogue = _catalogue(kind_b, rules)
+    catalogue = _catalogue(kind, rules)
     con = duckdb.connect(":memory:")
     metrics = _compare_sql(con, catalogue, before, after)
     if require_repeats:
         _require_repeats(metrics, rules, before, after)
-    for row in metrics:
-        row["unit"] = METRICS[row["metric"]][0]
-        row["note"] = _null_note(row["metric"], before.newest, after.newest, row)
-        row["measured"] = measured_as(row["metric"], before.newest.doc, after.newest.doc)
-
-    n_before, n_after = before.trials(), after.trials()
-    repeated = n_before >= 2 and n_after >= 2
-    (bound_b, reason_b), (bound_a, reason_a) = before.verdict(), after.verdict()
+    _annotate(metrics, before, after)
     gated = rules or strict_noise
     noisy = before.noisy() + after.noisy()
     return {
-        "kind": kind_b,
+        "kind": kind,
         "before": before.identity(),
         "after": after.identity(),
-        "significance": {
-            "tested": repeated,
-            "rule": RULE if repeated else None,
-            "n_before": n_before,
-            "n_after": n_after,
-            "sentence": (f"{RULE}; n_before = {n_before}, n_after = {n_after}" if repeated else SINGLE_RUN),
-        },
+        "significance": _significance(before, after),
         "metrics": metrics,
         "model_differs": model_differences(before.newest.doc, after.newest.doc),
         "settings_differ": settings_differences(before.newest.doc, after.newest.doc),
         "environment_differ": settings_differences(before.newest.doc, after.newest.doc, "environment"),
-        "verdict": {
-            "before": bound_b,
-            "after": bound_a,
-            "changed": bound_b != bound_a,
-            "before_reason": reason_b,
-            "after_reason": reason_a,
-        },
+        "verdict": _verdict_change(before, after),
         # two job profiles: the straggler and each rank before and after (readers/compare_ranks.py)
         "ranks": compare_ranks(before.newest, after.newest),
         "gate": (

@@ -109,55 +109,21 @@ def empty_reason(profile: OpenProfile, *, category, grep, tensorcore: bool, phas
     return "no kernel matches the filters"
 
 
-def print_kernels(
-    trace: Path | OpenProfile,
-    *,
-    top: int,
-    category: str | None,
-    grep: str | None,
-    tensorcore: bool,
-    sort: str,
-    phase: str | None,
-    as_json: bool,
-) -> None:
-    profile = opened(trace)
-    loaded = profile.loaded
-    relation = kernel_relation(
-        profile, top=top, category=category, grep=grep, tensorcore=tensorcore, sort=sort, phase=phase
-    )
-    columns, rows = relation.columns, relation.fetchall()
-    notes = []
-    cpu = is_cpu_profile(loaded.doc)
-    if cpu:
-        notes.append("CPU profile: no GPU kernels were recorded; `libreyolo profile ops` shows where the time goes")
-    elif not rows:
-        notes.append(empty_reason(profile, category=category, grep=grep, tensorcore=tensorcore, phase=phase))
-    for note in notes:
-        stderr_note(note)
-    if as_json:
-        emit_json(
-            {
-                "profile": profile_identity(loaded),
-                "filters": {
-                    "top": top,
-                    "category": category,
-                    "grep": grep,
-                    "tensorcore": tensorcore,
-                    "sort": sort,
-                    "phase": phase,
-                },
-                "kernels": records(columns, rows),
-                "notes": notes,
-            }
-        )
-        return
+def _kernel_notes(profile: OpenProfile, rows: list, *, category, grep, tensorcore: bool, phase) -> list[str]:
+    """What stderr says beside the kernels: that a CPU profile records none, or which filter left none."""
+    if is_cpu_profile(profile.loaded.doc):
+        return ["CPU profile: no GPU kernels were recorded; `libreyolo profile ops` shows where the time goes"]
     if not rows:
-        return  # the note above, on stderr, says which filter left nothing
+        return [empty_reason(profile, category=category, grep=grep, tensorcore=tensorcore, phase=phase)]
+    return []
+
+
+def _show_kernel_table(doc: dict, rows: list, phase: str | None) -> None:
     # with --phase the share is of that phase's device time (what a user narrowing to a phase compares
     # against), and both the title and the header say so
     # (with --phase the share column says whose: "% of forward")
     title = "GPU kernels per measured step" + (f" in phase {phase}" if phase else "")
-    title += f" · {profiled_label(loaded.doc)}"
+    title += f" · {profiled_label(doc)}"
     share_header = f"% of {phase}" if phase else "% of device time"
     stdout_console().print(
         table(
@@ -178,3 +144,32 @@ def print_kernels(
             ],
         )
     )
+
+
+def print_kernels(
+    trace: Path | OpenProfile,
+    *,
+    top: int,
+    category: str | None,
+    grep: str | None,
+    tensorcore: bool,
+    sort: str,
+    phase: str | None,
+    as_json: bool,
+) -> None:
+    profile = opened(trace)
+    loaded = profile.loaded
+    filters = {"top": top, "category": category, "grep": grep, "tensorcore": tensorcore, "sort": sort, "phase": phase}
+    relation = kernel_relation(profile, **filters)
+    columns, rows = relation.columns, relation.fetchall()
+    notes = _kernel_notes(profile, rows, category=category, grep=grep, tensorcore=tensorcore, phase=phase)
+    for note in notes:
+        stderr_note(note)
+    if as_json:
+        emit_json(
+            {"profile": profile_identity(loaded), "filters": filters, "kernels": records(columns, rows), "notes": notes}
+        )
+        return
+    if not rows:
+        return  # the note above, on stderr, says which filter left nothing
+    _show_kernel_table(loaded.doc, rows, phase)

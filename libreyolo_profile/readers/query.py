@@ -19,15 +19,14 @@ import re
 import shlex
 import stat
 import sys
-import threading
-import time
 from pathlib import Path
 
 from libreyolo_profile import __version__
 from libreyolo_profile.errors import UnanalysableError, UsageError
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.query_limits import memory_limit_setting
-from libreyolo_profile.readers.query_output import DEFAULT_MAX_ROWS, StreamStopped, unique_names
+from libreyolo_profile.readers.query_output import DEFAULT_MAX_ROWS, unique_names
+from libreyolo_profile.readers.query_worker import QueryWorker
 from libreyolo_profile.store.connection import without_progress_bar
 from libreyolo_profile.store.crossrun.index import collect, require_profiles
 from libreyolo_profile.store.crossrun.views import DEFAULT_ROOT, open_cross_run, register
@@ -85,9 +84,7 @@ def tables_named(sql: str) -> list[str]:
 # query
 
 
-QUERY_THREAD = "libreyolo-query"  # the worker thread that runs the user's SQL
 DEFAULT_TIMEOUT_S = 60.0
-_STOP_GRACE_S = 5.0  # how long an interrupted query may take to stop before the command exits anyway
 _READ_ONLY_HINT = "to keep the tables, use `libreyolo profile db out.duckdb`"
 
 
@@ -211,74 +208,6 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-class _Worker:
-    """Runs DuckDB work on `con` in a thread of its own while the main thread waits in short steps, so Ctrl-C
-    reaches Python whatever DuckDB is doing (a statement run in the main thread sees it only where DuckDB
-    checks for signals) and a deadline can be kept; either stops DuckDB with con.interrupt()."""
-
-    def __init__(self, con, work, output_started=lambda: False):
-        # output_started: whether stdout holds part of the result, asked when the deadline passes
-        self.con, self.work, self.outcome, self.output_started = con, work, {}, output_started
-        # The end is told by an Event, not Thread.join/is_alive: on Python 3.11 a join interrupted by Ctrl-C
-        # can leave is_alive() False while the thread still runs (seen here: the process then aborted at exit).
-        self.done = threading.Event()
-        # Ctrl-C can land inside thread.start(), before the thread runs: a thread that begins after stop()
-        # does no work, so a connection no thread has begun on is safe to close.
-        self.lock, self.began, self.stopping = threading.Lock(), False, False
-        self.thread = threading.Thread(target=self._target, name=QUERY_THREAD, daemon=True)
-
-    def _target(self) -> None:
-        with self.lock:
-            self.began = not self.stopping
-        if not self.began:
-            return
-        try:
-            self.outcome["value"] = self.work()
-        except BaseException as exc:  # handed to the main thread, which raises it
-            self.outcome["error"] = exc
-        finally:
-            self.done.set()
-
-    def run(self, timeout: float):
-        deadline = time.monotonic() + timeout if timeout > 0 else math.inf
-        try:
-            self.thread.start()
-            while not self.done.is_set():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self.stop()
-                    printed = self.output_started()
-                    raise StreamStopped(
-                        f"query exceeded --timeout {timeout:g} s (it covers printing the rows"
-                        f"{': the output above is cut off' if printed else ''}; give it more, "
-                        f"or --timeout 0 for no limit)",
-                        printed,
-                    )
-                self.done.wait(min(left, 0.1))  # short waits: Ctrl-C is handled between them
-        except KeyboardInterrupt:
-            self.stop()
-            raise  # cli.run_cli prints "interrupted" and exits 130
-        if "error" in self.outcome:
-            raise self.outcome["error"]
-        return self.outcome["value"]
-
-    def stop(self) -> None:
-        """Interrupt until the work ends (an interrupt that lands between two statements is lost, so it is
-        repeated), for a few seconds at most: a thread blocked outside DuckDB is left to the process exit."""
-        with self.lock:
-            self.stopping = True
-        give_up = time.monotonic() + _STOP_GRACE_S
-        while self.busy and time.monotonic() < give_up:
-            self.con.interrupt()
-            self.done.wait(0.05)
-
-    @property
-    def busy(self) -> bool:
-        """Whether the thread is (or may still be) working on the connection."""
-        with self.lock:
-            return self.began and not self.done.is_set()
-
-
 def check_timeout(timeout: float) -> None:
     if not (math.isfinite(timeout) and timeout >= 0):
         raise UsageError(f"--timeout takes seconds, 0 or more (0: no limit), not {timeout}")
@@ -320,7 +249,9 @@ def print_query(
     except duckdb.InterruptException:  # DuckDB turns Ctrl-C during its own work into this error
         raise KeyboardInterrupt from None
     stream = query_output.Stream(lambda: worker.stopping)
-    worker = _Worker(con, lambda: _locked_print(con, sql, files, memory_limit, write, stream), lambda: stream.started)
+    worker = QueryWorker(
+        con, lambda: _locked_print(con, sql, files, memory_limit, write, stream), lambda: stream.started
+    )
     try:
         check_read_only(con, sql)  # before locking: a refused statement gets its own message
         count = worker.run(timeout)
@@ -351,10 +282,6 @@ def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = Fa
     """Materialize profiles, kernels, ops, phases, steps and blame into `out`, replacing it in one rename.
     `out` may replace an earlier database of ours; any other file only with --force, and never a
     symlink, a non-regular file or one of the files read (store/disk/atomic.py write_output)."""
-    import duckdb
-
-    from libreyolo_profile.output.json_out import emit_json
-    from libreyolo_profile.sqlmodules import run_module
     from libreyolo_profile.store.disk.atomic import check_output, is_profile_database, write_output
 
     roots = list(roots) or [DEFAULT_ROOT]
@@ -366,49 +293,63 @@ def write_database(out: Path, roots: list[Path], as_json: bool, force: bool = Fa
     check_output(out, what="database", ours=is_profile_database, force=True)
     found = collect(roots)
     require_profiles(found, roots)
-    read = [
+    read = _files_read(roots, found)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    counts: dict[str, int] = {}
+    write_output(out, lambda staged: counts.update(_materialize(staged, found, roots)), inputs=read, **guard)
+    _say_written(out, len(found), counts, as_json)
+
+
+def _files_read(roots: list[Path], found: list) -> list[Path]:
+    """Every file `db` reads (the roots, each profile.json and sidecar): the output may replace none of them."""
+    return [
         *roots,
         *(item.json_path for item in found),
         *(item.sidecars / f"{t}.parquet" for item in found if item.sidecars is not None for t in TABLES),
     ]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    counts: dict[str, int] = {}
 
-    def materialize(staged: Path) -> None:
-        con = duckdb.connect(":memory:")
-        try:
-            register(con, found)
-            # an older storage format than this duckdb writes by default, so the DuckDB shells people
-            # install (duckdb-cli 1.x on PyPI) open the file too; tests/test_query.py opens it with one
-            con.execute(f"ATTACH $path AS out (STORAGE_VERSION '{DB_STORAGE_VERSION}')", {"path": str(staged)})
-            run_module(
-                con,
-                "query_db.sql",
-                {
-                    "roots": [str(r) for r in roots],
-                    "producer": f"libreyolo-profile {__version__}",
-                    "tables_version": TABLES_VERSION,
-                    "schema_version": SCHEMA_VERSION,
-                },
-            )
-            counts.update(
-                {
-                    name: con.execute(f"SELECT count(*) FROM out.{name}").fetchone()[0]  # fixed names
-                    for name in ("profiles", *TABLES)
-                }
-            )
-            con.execute("DETACH out")
-        finally:
-            con.close()
 
-    write_output(out, materialize, inputs=read, **guard)
-    result = {"database": str(out), "profiles": len(found), "rows": counts}
+def _materialize(staged: Path, found: list, roots: list[Path]) -> dict[str, int]:
+    """Write the tables of every profile found into the database file `staged`; returns each table's rows."""
+    import duckdb
+
+    from libreyolo_profile.sqlmodules import run_module
+
+    con = duckdb.connect(":memory:")
+    try:
+        register(con, found)
+        # an older storage format than this duckdb writes by default, so the DuckDB shells people
+        # install (duckdb-cli 1.x on PyPI) open the file too; tests/test_query.py opens it with one
+        con.execute(f"ATTACH $path AS out (STORAGE_VERSION '{DB_STORAGE_VERSION}')", {"path": str(staged)})
+        run_module(
+            con,
+            "query_db.sql",
+            {
+                "roots": [str(r) for r in roots],
+                "producer": f"libreyolo-profile {__version__}",
+                "tables_version": TABLES_VERSION,
+                "schema_version": SCHEMA_VERSION,
+            },
+        )
+        counts = {
+            name: con.execute(f"SELECT count(*) FROM out.{name}").fetchone()[0]  # fixed names
+            for name in ("profiles", *TABLES)
+        }
+        con.execute("DETACH out")
+    finally:
+        con.close()
+    return counts
+
+
+def _say_written(out: Path, profiles: int, counts: dict[str, int], as_json: bool) -> None:
+    from libreyolo_profile.output.json_out import emit_json
+
     if as_json:
-        emit_json(result)
+        emit_json({"database": str(out), "profiles": profiles, "rows": counts})
     else:
         sys.stdout.write(
             safe_line(
-                f"wrote {out}: {len(found)} profiles; "
+                f"wrote {out}: {profiles} profiles; "
                 + ", ".join(f"{name} {n:,} rows" for name, n in counts.items() if name != "profiles")
             )
             + "\n"

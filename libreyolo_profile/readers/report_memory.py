@@ -22,6 +22,33 @@ def _step_path(points: list[dict], key: str, x, y) -> str:
     return "".join(d)
 
 
+def _phase_bands(bands: list[dict], x, top: int, bottom: int) -> list[str]:
+    """The phases of each step as faint bands behind the level (a band without an end is left out)."""
+    parts = []
+    for b in bands:
+        if b["end_ms"] is None:
+            continue
+        title = f"step {b['step']} {b['phase']}: {num(b['start_ms'])}–{num(b['end_ms'])} ms"
+        parts.append(
+            f'<rect class="band" x="{x(b["start_ms"]):.1f}" y="{top}" '
+            f'width="{max(x(b["end_ms"]) - x(b["start_ms"]), 0):.2f}" height="{bottom - top}" '
+            f'fill="{color_for(b["phase"])}" fill-opacity="0.13"><title>{esc(title)}</title></rect>'
+        )
+    return parts
+
+
+def _peak_marker(device: dict, px: float, py: float, middle: float, top: int) -> list[str]:
+    """The peak as a dot with what ran then, labelled on the side of it with more room."""
+    label = f"peak: {peak_phrase(device)}"
+    anchor = "end" if px > middle else "start"
+    return [
+        f'<circle class="peak" cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{INK}">'
+        f"<title>{esc(label)}, {esc(when_phrase(device))}: {esc(running_phrase(device))}</title></circle>",
+        f'<text x="{px + (-8 if anchor == "end" else 8):.1f}" y="{max(py - 6, top + 10):.1f}" '
+        f'text-anchor="{anchor}" class="tick">{esc(label)}</text>',
+    ]
+
+
 def memory_chart_svg(device: dict, bands: list[dict], width: int) -> str:
     left, right, top, bottom = 64, width - 12, 14, HEIGHT - 40
     points = device["points"]
@@ -47,15 +74,7 @@ def memory_chart_svg(device: dict, bands: list[dict], width: int) -> str:
             f"allocated memory over the window, {device_name(device)}",
         )
     ]
-    for b in bands:
-        if b["end_ms"] is None:
-            continue
-        title = f"step {b['step']} {b['phase']}: {num(b['start_ms'])}–{num(b['end_ms'])} ms"
-        parts.append(
-            f'<rect class="band" x="{x(b["start_ms"]):.1f}" y="{top}" '
-            f'width="{max(x(b["end_ms"]) - x(b["start_ms"]), 0):.2f}" height="{bottom - top}" '
-            f'fill="{color_for(b["phase"])}" fill-opacity="0.13"><title>{esc(title)}</title></rect>'
-        )
+    parts += _phase_bands(bands, x, top, bottom)
     parts += _y_axis(
         [low + t for t in ticks], left, right, top, bottom, unit, label=lambda t: num(t, 1 if abs(t) < 10 else 0)
     )
@@ -69,17 +88,7 @@ def memory_chart_svg(device: dict, bands: list[dict], width: int) -> str:
         f'<path class="allocated" d="{_step_path(points, "allocated_mb", x, y)}" fill="none" '
         f'stroke="{INK}" stroke-width="1.2"/>'
     )
-    px, py = x(device["peak_ms"]), y(device["peak_mb"])
-    label = f"peak: {peak_phrase(device)}"
-    parts.append(
-        f'<circle class="peak" cx="{px:.1f}" cy="{py:.1f}" r="4" fill="{INK}">'
-        f"<title>{esc(label)}, {esc(when_phrase(device))}: {esc(running_phrase(device))}</title></circle>"
-    )
-    anchor = "end" if px > (left + right) / 2 else "start"
-    parts.append(
-        f'<text x="{px + (-8 if anchor == "end" else 8):.1f}" y="{max(py - 6, top + 10):.1f}" '
-        f'text-anchor="{anchor}" class="tick">{esc(label)}</text>'
-    )
+    parts += _peak_marker(device, x(device["peak_ms"]), y(device["peak_mb"]), (left + right) / 2, top)
     parts.append(
         f'<text x="{(left + right) / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle" class="axis">'
         f"ms into the window (0 – {num(end)} ms)</text>"

@@ -104,35 +104,9 @@ def step_bars(
     label_every = max(1, math.ceil(n / 25))
     for i, s in enumerate(steps):
         x = left + i * slot + (slot - bar) / 2
-        y = bottom
-        for phase in phases:
-            ms = s["phases"].get(phase) or 0.0
-            if ms <= 0:
-                continue
-            h = ms * scale
-            y -= h
-            parts.append(
-                f'<rect class="seg" x="{x:.2f}" y="{y:.2f}" width="{bar:.2f}" height="{h:.2f}" '
-                f'fill="{color_for(phase)}"><title>{esc(unit_word)} {s["step"]} · '
-                f"{esc(phase)}: {esc(num(ms))} ms</title></rect>"
-            )
-        rest = (s["host_ms"] or 0.0) - sum(v or 0.0 for v in s["phases"].values())
-        if rest > 1e-6 * span and not s["phases"]:
-            # a step without phase rows still shows its host time
-            h = rest * scale
-            parts.append(
-                f'<rect class="seg" x="{x:.2f}" y="{bottom - h:.2f}" width="{bar:.2f}" height="{h:.2f}" '
-                f'fill="{color_for("no_phases")}"><title>{esc(unit_word)} {s["step"]}: {esc(num(rest))} ms '
-                "(no phases)</title></rect>"
-            )
+        parts += _host_segments(s, phases, unit_word, x, bar, bottom, scale, span)
         if show_gpu and s.get("kernel_ms"):
-            h = s["kernel_ms"] * scale
-            w = max(bar * 0.38, 0.5)
-            parts.append(
-                f'<rect class="gpu" x="{x + (bar - w) / 2:.2f}" y="{bottom - h:.2f}" width="{w:.2f}" '
-                f'height="{h:.2f}" fill="{color_for("gpu_busy")}" fill-opacity="0.62"><title>{esc(unit_word)} '
-                f"{s['step']} · GPU kernel time launched: {esc(num(s['kernel_ms']))} ms</title></rect>"
-            )
+            parts.append(_gpu_overlay(s, unit_word, x, bar, bottom, scale))
         if i % label_every == 0 or i == n - 1:
             parts.append(
                 f'<text x="{left + i * slot + slot / 2:.1f}" y="{bottom + 15}" text-anchor="middle" '
@@ -145,6 +119,46 @@ def step_bars(
     )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _host_segments(
+    s: dict, phases: list[str], unit_word: str, x: float, bar: float, bottom: int, scale: float, span: float
+) -> list[str]:
+    """One step's host wall time as a bar: its phases stacked from the axis up, in `phases` order."""
+    parts = []
+    y = bottom
+    for phase in phases:
+        ms = s["phases"].get(phase) or 0.0
+        if ms <= 0:
+            continue
+        h = ms * scale
+        y -= h
+        parts.append(
+            f'<rect class="seg" x="{x:.2f}" y="{y:.2f}" width="{bar:.2f}" height="{h:.2f}" '
+            f'fill="{color_for(phase)}"><title>{esc(unit_word)} {s["step"]} · '
+            f"{esc(phase)}: {esc(num(ms))} ms</title></rect>"
+        )
+    rest = (s["host_ms"] or 0.0) - sum(v or 0.0 for v in s["phases"].values())
+    if rest > 1e-6 * span and not s["phases"]:
+        # a step without phase rows still shows its host time
+        h = rest * scale
+        parts.append(
+            f'<rect class="seg" x="{x:.2f}" y="{bottom - h:.2f}" width="{bar:.2f}" height="{h:.2f}" '
+            f'fill="{color_for("no_phases")}"><title>{esc(unit_word)} {s["step"]}: {esc(num(rest))} ms '
+            "(no phases)</title></rect>"
+        )
+    return parts
+
+
+def _gpu_overlay(s: dict, unit_word: str, x: float, bar: float, bottom: int, scale: float) -> str:
+    """The device kernel time the step launched: a narrower dark bar centred on its host bar."""
+    h = s["kernel_ms"] * scale
+    w = max(bar * 0.38, 0.5)
+    return (
+        f'<rect class="gpu" x="{x + (bar - w) / 2:.2f}" y="{bottom - h:.2f}" width="{w:.2f}" '
+        f'height="{h:.2f}" fill="{color_for("gpu_busy")}" fill-opacity="0.62"><title>{esc(unit_word)} '
+        f"{s['step']} · GPU kernel time launched: {esc(num(s['kernel_ms']))} ms</title></rect>"
+    )
 
 
 def legend(items: list[tuple[str, str]], extra: list[tuple[str, str, str]] = ()) -> str:

@@ -123,58 +123,65 @@ def result_inputs(inputs: dict, head: dict) -> dict:
     }
 
 
-def what_if_document(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
-    if remove_category is None and remove_launches is None:
-        raise UsageError("what-if needs --remove-category C or --remove-launches N (or both)")
-    profile = open_profile(trace)
-    loaded, con = profile.loaded, profile.con
-    doc = loaded.doc
-    _validate(doc, con, remove_category, remove_launches)
+# The profile's metrics the model reads, shown as its inputs.
+INPUT_METRICS = (
+    "step_ms",
+    "throughput_img_s",
+    "gpu_util_pct",
+    "launches_per_step",
+    "per_launch_host_us",
+    "kernel_gap_us",
+)
+
+
+def _model_inputs(m: dict, on_gpu: bool) -> dict:
+    """The profile's figures the model reads, then the launch costs derived from them."""
+    inputs = {name: m.get(name) for name in INPUT_METRICS}
+    inputs["blame_launch_us"] = _blame_launch_us(m, on_gpu)
+    inputs["steady_launch_us"] = m.get("steady_launch_us")
+    return inputs
+
+
+def _sql_params(doc: dict, inputs: dict, on_gpu: bool, category: str | None, launches: int | None) -> dict:
+    """what_if.sql's parameters: the verdict, the removal asked for, the model's inputs and the blame's shares."""
     m, bound = doc["metrics"], doc["verdict"]["bound"]
-    inputs = {
-        name: m.get(name)
-        for name in (
-            "step_ms",
-            "throughput_img_s",
-            "gpu_util_pct",
-            "launches_per_step",
-            "per_launch_host_us",
-            "kernel_gap_us",
-        )
-    }
     params = {
         "bound": bound,
         "device_type": doc.get("device_type"),
         "util_threshold": thresholds()["gpu_util_pct"],
-        "category": remove_category,
-        "launches": remove_launches,
+        "category": category,
+        "launches": launches,
         **{
             k: inputs[k] for k in ("step_ms", "throughput_img_s", "gpu_util_pct", "per_launch_host_us", "kernel_gap_us")
         },
         **{k: m.get(k) for k in ("dataload_pct", "to_device_pct", "sync_pct", "preprocess_pct", "postprocess_pct")},
     }
-    on_gpu = not is_cpu_profile(doc)
     params["blame_bottleneck_pct"], params["device_busy_pct"] = blame_bottleneck(m, doc.get("kind"), on_gpu, bound)
-    params["blame_launch_us"] = inputs["blame_launch_us"] = _blame_launch_us(m, on_gpu)
-    params["steady_launch_us"] = inputs["steady_launch_us"] = m.get("steady_launch_us")
+    params["blame_launch_us"] = inputs["blame_launch_us"]
+    params["steady_launch_us"] = inputs["steady_launch_us"]
     # the blame's shares are of its own step (blame_step_ms), the ms they stand for too
     launching, blame_step = m.get("blame_launching_pct"), m.get("blame_step_ms") or m.get("step_ms")
     params["blame_step_ms"] = blame_step if params["device_busy_pct"] is not None else None
     params["launching_ms"] = launching * blame_step / 100 if on_gpu and launching is not None and blame_step else None
     params["launches_per_step"] = inputs["launches_per_step"]
-    rows = records(*run_sql(con, "what_if.sql", params))
-    head = rows[0]
-    model = head["model"]
+    return params
+
+
+def _chosen_by(bound: str, model: str, inputs: dict) -> str:
+    """Why this model: the verdict where it models one, else the CPU profile or the GPU utilization."""
     if bound in what_if_modelled():
-        chosen_by = f"the verdict, {bound}"
-    else:
-        why = f"the verdict, {bound}, is neither a launch nor a GPU-work verdict"
-        chosen_by = (
-            f"the CPU profile ({why})"
-            if model == "cpu-ops"
-            else f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% {'<' if model == 'launches' else '≥'} "
-            f"{thresholds()['gpu_util_pct']:.0f}% ({why})"
-        )
+        return f"the verdict, {bound}"
+    why = f"the verdict, {bound}, is neither a launch nor a GPU-work verdict"
+    return (
+        f"the CPU profile ({why})"
+        if model == "cpu-ops"
+        else f"GPU utilization {fmt(inputs['gpu_util_pct'], 1)}% {'<' if model == 'launches' else '≥'} "
+        f"{thresholds()['gpu_util_pct']:.0f}% ({why})"
+    )
+
+
+def _null_notes(rows: list[dict], head: dict, model: str, doc: dict) -> list[str]:
+    """A note for each part the model could not estimate and for a null throughput, naming the null input."""
     notes = []
     for row in rows:
         if row["part_saved_ms"] is None:
@@ -182,13 +189,29 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
             notes.append(f"{row['part']}: no estimate, {needed} is null ({null_reason(needed, doc)})")
     if head["baseline_throughput_img_s"] is None:
         notes.append(f"throughput: null ({null_reason('throughput_img_s', doc)})")
-    result = {
+    return notes
+
+
+def what_if_document(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
+    if remove_category is None and remove_launches is None:
+        raise UsageError("what-if needs --remove-category C or --remove-launches N (or both)")
+    profile = open_profile(trace)
+    loaded, con = profile.loaded, profile.con
+    doc = loaded.doc
+    _validate(doc, con, remove_category, remove_launches)
+    bound = doc["verdict"]["bound"]
+    on_gpu = not is_cpu_profile(doc)
+    inputs = _model_inputs(doc["metrics"], on_gpu)
+    rows = records(*run_sql(con, "what_if.sql", _sql_params(doc, inputs, on_gpu, remove_category, remove_launches)))
+    head = rows[0]
+    model = head["model"]
+    return {
         "profile": profile_identity(loaded),
         "verdict": {"bound": bound, "reason": doc["verdict"].get("reason")},
         "model": {
             "name": model,
             "formula": MODEL_TEXT[model],
-            "chosen_by": chosen_by,
+            "chosen_by": _chosen_by(bound, model, inputs),
             "capped_by_verdict": head["capped_by_verdict"],
         },
         "inputs": {
@@ -210,7 +233,7 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
         "saved_pct": head["saved_pct"],
         "uncapped_saved_ms": head["uncapped_ms"],
         "capped": head["capped"],
-        "notes": notes,
+        "notes": _null_notes(rows, head, model, doc),
         "caveat": _caveat(doc, head, inputs),
         # which inputs were timed without the profiler (the headline) and which under it
         "inputs_measured": {
@@ -218,7 +241,6 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
             for name in result_inputs(inputs, head)
         },
     }
-    return result
 
 
 def show_what_if(w: dict) -> None:
