@@ -167,33 +167,20 @@ class EventReader:
 
     # -- events ------------------------------------------------------------------------------
     def batches(self) -> Iterator[pa.RecordBatch]:
+        """The events, a record batch of up to batch_rows at a time, decoded a piece (~piece_bytes) at a time."""
         blocks = self.source.blocks()
         # `pending` (unparsed text) and `scratch` (one piece in brackets, for the decoder) are reused
         # buffers; decoded Raw values point into `scratch`, so `BatchColumns.add` copies them out.
         pending = bytearray() if self.in_array else bytearray(self.find_array(blocks))
-        piece_bytes = self.sizes.piece_bytes
-        scratch = bytearray(4 * piece_bytes)
+        scratch = bytearray(4 * self.sizes.piece_bytes)
         stats = self.stats
         columns = BatchColumns(stats)
         pos = 0
         eof = False
         min_cut = 0  # a cut must lie beyond this (an event larger than one piece)
         while True:
-            # keep at least two pieces of text ahead (or everything, at the end)
-            while not eof and len(pending) - pos < 2 * piece_bytes + min_cut:
-                block = next(blocks, None)
-                if block is None:
-                    eof = True
-                    break
-                stats.bytes_read += len(block)
-                if _more_of_a_space_run(pending, block):
-                    continue
-                del pending[:pos]
-                pending += block
-                min_cut = max(0, min_cut - pos)
-                pos = 0
-                if self.progress:
-                    self.progress(self.source.position())
+            if not eof:
+                pos, min_cut, eof = self._read_ahead(blocks, pending, pos, min_cut)
             # skip whitespace between events (any run of it: each byte once, then dropped with `pos`)
             pos = _SPACE.match(pending, pos).end()
             if not self.in_array and not self.closed and pending[pos : pos + 1] == b"]":
@@ -215,31 +202,11 @@ class EventReader:
             size = end - pos
             if cut is not None:  # a piece cut at a boundary is ~piece_bytes long, unless one event in it is huge
                 self._check_event_size(size)
-            if len(scratch) < size + 2:
-                scratch = bytearray(size + 2)
-            scratch[0] = 0x5B  # [
-            scratch[1 : size + 1] = memoryview(pending)[pos:end]
-            scratch[size + 1] = 0x5D  # ]
-            try:
-                events = EVENTS_DECODER.decode(memoryview(scratch)[: size + 2])
-                consumed = size
-            except msgspec.DecodeError as exc:
-                piece = bytes(pending[pos:end])
-                closing = array_end(piece) if cut is None or b"]" in piece else None
-                if closing is not None:
-                    text, at, fixes = closing
-                    stats.repairs += fixes
-                    try:
-                        events = EVENTS_DECODER.decode(b"[" + text[:at] + b"]")
-                    except msgspec.DecodeError as last_exc:
-                        events, _ = self._decode_hard(text[:at], True, str(last_exc))
-                    self.closed = True
-                    self.suffix = self._rest(text[at + 1 :] + bytes(pending[end:]), blocks)
-                    self._emit_into(columns, events)
-                    break
-                events, consumed = self._decode_hard(piece, cut is None and eof, str(exc))
+            scratch, events, consumed = self._decode_piece(scratch, pending, pos, end, cut is None, eof, blocks)
             self._emit_into(columns, events)
             del events  # release the Raw views into `scratch` before it is reused
+            if consumed is None:  # the piece held the array's closing bracket: the JSON after it is read
+                break
             if consumed == 0:
                 min_cut = self._check_event_size(end - pos)  # the first event needs more text than this piece
                 if eof and cut is None:
@@ -259,6 +226,67 @@ class EventReader:
             yield columns.batch()
         if self.source.truncated_gzip or self.source.corrupt_gzip:
             stats.truncated = True
+
+    def _read_ahead(self, blocks: Iterator[bytes], pending: bytearray, pos: int, min_cut: int) -> tuple[int, int, bool]:
+        """Keep at least two pieces of text ahead of `pos` in `pending` (or everything, at the end), dropping
+        what lies before `pos` as blocks are appended: returns (pos, min_cut, eof) after the move."""
+        while len(pending) - pos < 2 * self.sizes.piece_bytes + min_cut:
+            block = next(blocks, None)
+            if block is None:
+                return pos, min_cut, True
+            self.stats.bytes_read += len(block)
+            if _more_of_a_space_run(pending, block):
+                continue
+            del pending[:pos]
+            pending += block
+            min_cut = max(0, min_cut - pos)
+            pos = 0
+            if self.progress:
+                self.progress(self.source.position())
+        return pos, min_cut, False
+
+    def _decode_piece(
+        self,
+        scratch: bytearray,
+        pending: bytearray,
+        pos: int,
+        end: int,
+        uncut: bool,
+        eof: bool,
+        blocks: Iterator[bytes],
+    ) -> tuple[bytearray, list[Event], int | None]:
+        """Decode the piece `pending[pos:end]` (`uncut`: it runs to the end of the text read so far) in
+        brackets in `scratch` (grown when too small): (scratch, its events, the bytes they used up). A piece
+        that does not decode is repaired or salvaged; one that holds the array's closing bracket closes the
+        array, its consumed bytes then None."""
+        size = end - pos
+        if len(scratch) < size + 2:
+            scratch = bytearray(size + 2)
+        scratch[0] = 0x5B  # [
+        scratch[1 : size + 1] = memoryview(pending)[pos:end]
+        scratch[size + 1] = 0x5D  # ]
+        try:
+            return scratch, EVENTS_DECODER.decode(memoryview(scratch)[: size + 2]), size
+        except msgspec.DecodeError as exc:
+            piece = bytes(pending[pos:end])
+            closing = array_end(piece) if uncut or b"]" in piece else None
+            if closing is not None:
+                return scratch, self._close_array(closing, bytes(pending[end:]), blocks), None
+            events, consumed = self._decode_hard(piece, uncut and eof, str(exc))
+            return scratch, events, consumed
+
+    def _close_array(self, closing: tuple[bytes, int, int], after: bytes, blocks: Iterator[bytes]) -> list[Event]:
+        """The events before the array's closing bracket (array_end's text, where it closes, its fixes); the
+        JSON after the bracket, `after` and the blocks still to come, is kept as the suffix."""
+        text, at, fixes = closing
+        self.stats.repairs += fixes
+        try:
+            events = EVENTS_DECODER.decode(b"[" + text[:at] + b"]")
+        except msgspec.DecodeError as last_exc:
+            events, _ = self._decode_hard(text[:at], True, str(last_exc))
+        self.closed = True
+        self.suffix = self._rest(text[at + 1 :] + after, blocks)
+        return events
 
     def _expects_close(self) -> bool:
         """A range that ends mid-array by design (the first of two processes') is not cut off."""

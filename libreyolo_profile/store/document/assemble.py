@@ -133,53 +133,18 @@ def build_document(
     last = analyses[-1]
     kind = last["kind"]
     per_trial = [trial_metrics(a, c) for a, c in zip(analyses, captures, strict=False)]
-    thin = {}
-    for m, c in zip(per_trial, captures, strict=False):
-        thin.update(headline.drop_thin_percentiles(m, headline.calls_behind_percentiles(c, m.get("steps"))))
+    thin = _thin_percentiles(per_trial, captures)
     on_gpu = bool(per_trial[-1].get("on_gpu"))
     device_type = device_type or ("gpu" if on_gpu else "cpu")
-    total_mb = next((d.get("total_mb") for d in last["devices"]), None)
-    if captures[-1] is not None and captures[-1].device_total_mb:
-        total_mb = captures[-1].device_total_mb
-
-    # The profile's scalars: the mean over trials (the last trial's value for non-numbers).
-    metrics = dict(per_trial[-1])
-    repeat = _repeat_stats(per_trial) if len(per_trial) > 1 else {}
-    for name, stat in repeat.items():
-        metrics[name] = stat["mean"]
-    thrashing = None
-    for m, c in zip(per_trial, captures, strict=False):
-        thrashing = thrashing or thrashing_evidence(m, c, total_mb)
+    total_mb = _device_total_mb(last, captures)
+    metrics, repeat = _mean_over_trials(per_trial)
+    thrashing = _thrashing(per_trial, captures, total_mb)
     unusable = _unusable_durations(last)
     verdict = decide(metrics, kind, on_gpu, thrashing, unusable)
-
-    all_marks = dict(marks or {})
-    if last.get("damage"):
-        all_marks[mark.DAMAGE_MARK] = mark.trace_damaged(last["damage"])
-    if unusable:
-        all_marks[mark.DURATIONS_MARK] = unusable
-    if last.get("nesting_cut"):
-        all_marks[mark.NESTING_CUT] = mark.nesting_cut(last["nesting_cut"])
-    if thrashing:
-        all_marks[mark.THRASHING] = mark.thrashing(thrashing)
-    if last["kind_inferred"]:
-        all_marks[mark.KIND_INFERRED] = mark.kind_inferred(kind)
-    if metrics.get("empty_steps"):
-        all_marks[mark.EMPTY_STEPS] = mark.empty_steps(metrics["empty_steps"], metrics.get("empty_steps_ms") or 0.0)
-    if not last["phases_annotated"]:
-        all_marks[mark.PHASES_INFERRED] = mark.phases_inferred()
-    if not str(metrics.get("window_source", "")).startswith("ProfilerStep"):
-        all_marks[mark.WINDOW_FALLBACK] = mark.window_fallback(metrics.get("window_source"))
+    all_marks = _trace_marks(dict(marks or {}), last, metrics, thrashing, unusable)
     noise = headline.noise_evidence(kind, captures, per_trial, thresholds())
     if noise:
         all_marks[mark.NOISY] = mark.noisy(noise)
-
-    reasons = _null_reasons(metrics, {"foreign": source.get("type") != "measured"})
-    reasons.update({name: why for name, why in thin.items() if metrics.get(name) is None})
-    rss = [c.extra.get("peak_rss_mb") for c in captures if c is not None and c.extra.get("peak_rss_mb")]
-    if metrics.get("peak_mem_mb") is None and rss and "peak_mem_mb" in reasons:
-        # not the allocator's peak, but the nearest honest figure: say what it is, keep the metric null
-        reasons["peak_mem_mb"] += f"; the process's peak RSS was {max(rss):.0f} MiB (extra.peak_rss_mb)"
     return assemble(
         kind=kind,
         kind_inferred=last["kind_inferred"],
@@ -188,7 +153,7 @@ def build_document(
         verdict=verdict,
         thrashing=bool(thrashing),
         marks=all_marks,
-        null_reasons=reasons,
+        null_reasons=_document_null_reasons(metrics, source, thin, captures),
         trials=per_trial,
         repeat=repeat,
         window_source=metrics.get("window_source"),
@@ -208,6 +173,76 @@ def build_document(
         extra=[c.extra for c in captures if c is not None and c.extra] or None,
         timing=headline.timing_record(kind, captures),
     )
+
+
+def _thin_percentiles(per_trial: list[dict], captures: list[TrialCapture | None]) -> dict:
+    """The latency percentiles each trial dropped for standing on too few calls, with why."""
+    thin = {}
+    for m, c in zip(per_trial, captures, strict=False):
+        thin.update(headline.drop_thin_percentiles(m, headline.calls_behind_percentiles(c, m.get("steps"))))
+    return thin
+
+
+def _device_total_mb(last: dict, captures: list[TrialCapture | None]) -> float | None:
+    """The profiled device's memory: the measurement's own reading, else the last trace's deviceProperties."""
+    total_mb = next((d.get("total_mb") for d in last["devices"]), None)
+    if captures[-1] is not None and captures[-1].device_total_mb:
+        total_mb = captures[-1].device_total_mb
+    return total_mb
+
+
+def _mean_over_trials(per_trial: list[dict]) -> tuple[dict, dict]:
+    """(the profile's scalars, their spread): the mean over trials of each metric every trial has a number
+    for, the last trial's value for the rest."""
+    metrics = dict(per_trial[-1])
+    repeat = _repeat_stats(per_trial) if len(per_trial) > 1 else {}
+    for name, stat in repeat.items():
+        metrics[name] = stat["mean"]
+    return metrics, repeat
+
+
+def _thrashing(per_trial: list[dict], captures: list[TrialCapture | None], total_mb: float | None) -> str | None:
+    """Why the first trial that ran under device-memory pressure did (thrashing_evidence), or None."""
+    thrashing = None
+    for m, c in zip(per_trial, captures, strict=False):
+        thrashing = thrashing or thrashing_evidence(m, c, total_mb)
+    return thrashing
+
+
+def _trace_marks(all_marks: dict, last: dict, metrics: dict, thrashing: str | None, unusable: str | None) -> dict:
+    """`all_marks` (the caller's own) with the marks of what the last trial's trace and metrics show."""
+    if last.get("damage"):
+        all_marks[mark.DAMAGE_MARK] = mark.trace_damaged(last["damage"])
+    if unusable:
+        all_marks[mark.DURATIONS_MARK] = unusable
+    if last.get("nesting_cut"):
+        all_marks[mark.NESTING_CUT] = mark.nesting_cut(last["nesting_cut"])
+    if thrashing:
+        all_marks[mark.THRASHING] = mark.thrashing(thrashing)
+    if last["kind_inferred"]:
+        all_marks[mark.KIND_INFERRED] = mark.kind_inferred(last["kind"])
+    if metrics.get("empty_steps"):
+        all_marks[mark.EMPTY_STEPS] = mark.empty_steps(metrics["empty_steps"], metrics.get("empty_steps_ms") or 0.0)
+    if not last["phases_annotated"]:
+        all_marks[mark.PHASES_INFERRED] = mark.phases_inferred()
+    if not str(metrics.get("window_source", "")).startswith("ProfilerStep"):
+        all_marks[mark.WINDOW_FALLBACK] = mark.window_fallback(metrics.get("window_source"))
+    return all_marks
+
+
+def _document_null_reasons(metrics: dict, source: dict, thin: dict, captures: list[TrialCapture | None]) -> dict:
+    """Why each null metric is null, the thin percentiles' reasons among them."""
+    reasons = _null_reasons(metrics, {"foreign": source.get("type") != "measured"})
+    reasons.update({name: why for name, why in thin.items() if metrics.get(name) is None})
+    rss = [c.extra.get("peak_rss_mb") for c in captures if c is not None and c.extra.get("peak_rss_mb")]
+    if metrics.get("peak_mem_mb") is None and rss and "peak_mem_mb" in reasons:
+        # not the allocator's peak, but the nearest honest figure: say what it is, keep the metric null
+        reasons["peak_mem_mb"] += f"; the process's peak RSS was {max(rss):.0f} MiB (extra.peak_rss_mb)"
+    return reasons
+
+
+# the head of every profile.json: its layout's schema id and versions
+_LAYOUT_VERSIONS = {"schema": PROFILE_SCHEMA, "schema_version": SCHEMA_VERSION, "tables_version": TABLES_VERSION}
 
 
 def assemble(
@@ -239,21 +274,9 @@ def assemble(
     extra,
     timing: dict | None = None,
 ) -> dict:
-    """The one layout of profile.json (docs/SCHEMA.md), for every kind of source. `metrics` may hold
-    sql/metrics.sql's internal columns: they are left out. The marks every profile shares (a CPU
-    profile, a tiny window) are added here; `marks` holds the source's own."""
-    public = {k: v for k, v in metrics.items() if k not in INTERNAL_COLUMNS}
-    public.update(bound=verdict["bound"], bound_reason=verdict["reason"], thrashing=thrashing)
-    all_marks = dict(marks)
-    if is_cpu_profile({"device_type": device_type}):
-        all_marks[mark.CPU_PROFILE] = mark.cpu_profile()
-    steps, wall_ms = metrics.get("steps") or 0, metrics.get("window_ms") or 0
-    if mark.is_tiny_window(steps, wall_ms, thresholds()):
-        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, thresholds(), kind)
+    """The one layout of profile.json (docs/SCHEMA.md), for every kind of source; `marks` holds the source's own."""
     return {
-        "schema": PROFILE_SCHEMA,
-        "schema_version": SCHEMA_VERSION,
-        "tables_version": TABLES_VERSION,
+        **_LAYOUT_VERSIONS,
         "generation": generation,
         "kind": kind,
         "kind_inferred": kind_inferred,
@@ -265,27 +288,51 @@ def assemble(
         "settings": settings,
         "environment": environment,
         "model": model,
-        "window": {
-            "steps": metrics.get("steps"),
-            "wall_ms": metrics.get("window_ms"),
-            "source": window_source,
-            "images_per_step_source": images_per_step_source,
-        },
+        "window": _window(metrics, window_source, images_per_step_source),
         "rank": rank,
         "world_size": world_size,
         "job": None,  # a job profile's ranks, clocks and straggler (store/document/job.py)
         "devices": devices,
-        "metrics": public,
+        "metrics": _public_metrics(metrics, verdict, thrashing),
         "timing": timing or {"headline": "trace", "overhead_method": None},
         "null_reasons": null_reasons,
         "verdict": verdict,
         "thresholds": thresholds(),
-        "marks": all_marks,
+        "marks": _with_shared_marks(marks, device_type, metrics, kind),
         "trials": [{k: v for k, v in t.items() if k in METRICS} for t in trials],
         "repeat": repeat,
         "extra": extra,
         "tables": tables,
     }
+
+
+def _public_metrics(metrics: dict, verdict: dict, thrashing: bool | None) -> dict:
+    """The document's metrics: sql/metrics.sql's internal columns left out, the verdict's bound and the
+    thrashing flag added."""
+    public = {k: v for k, v in metrics.items() if k not in INTERNAL_COLUMNS}
+    public.update(bound=verdict["bound"], bound_reason=verdict["reason"], thrashing=thrashing)
+    return public
+
+
+def _window(metrics: dict, window_source, images_per_step_source) -> dict:
+    """The measured window: its steps and wall time, and where they and the images per step came from."""
+    return {
+        "steps": metrics.get("steps"),
+        "wall_ms": metrics.get("window_ms"),
+        "source": window_source,
+        "images_per_step_source": images_per_step_source,
+    }
+
+
+def _with_shared_marks(marks: dict, device_type: str, metrics: dict, kind: str) -> dict:
+    """The source's own marks plus the ones every profile shares: a CPU profile, a tiny window."""
+    all_marks = dict(marks)
+    if is_cpu_profile({"device_type": device_type}):
+        all_marks[mark.CPU_PROFILE] = mark.cpu_profile()
+    steps, wall_ms = metrics.get("steps") or 0, metrics.get("window_ms") or 0
+    if mark.is_tiny_window(steps, wall_ms, thresholds()):
+        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, thresholds(), kind)
+    return all_marks
 
 
 def repeat_document(doc: dict) -> dict:

@@ -43,33 +43,13 @@ def analyse_trace(
         register_roofline_inputs(con, parsed.devices, cpu_peak)
         metrics = compute_metrics(con, images_per_step)
         kind, kind_inferred, phases_annotated = con.execute("SELECT * FROM profile_kind").fetchone()
-        tables = {}
-        for name, query in TABLE_QUERIES.items():
-            cursor = run_module(con, query)
-            columns = [d[0] for d in cursor.description]
-            expected = [c[0] for c in TABLES[name]]
-            assert columns == expected, f"{query} columns {columns} differ from schema {expected}"
-            tables[name] = {"columns": columns, "rows": [list(r) for r in cursor.fetchall()]}
-        for name in JOB_TABLES:
-            tables[name] = {"columns": [c[0] for c in TABLES[name]], "rows": []}
-        cursor = run_module(con, "rank_timeline.sql")
-        timeline_columns = [d[0] for d in cursor.description]
-        timeline = [dict(zip(timeline_columns, row, strict=True)) for row in cursor.fetchall()]
-        # ranges nested past sql/ingest.sql's nesting_cap, left out: (what, how many, the cap); read after
-        # the tables, since modules.sql runs with table_modules
-        nesting_cut = con.execute(
-            "SELECT what, events, (SELECT max_depth FROM nesting_cap) FROM nesting_cut ORDER BY what"
-        ).fetchall()
-        cursor = run_module(con, "devices.sql")
-        names = [d[0] for d in cursor.description]
-        device_rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        tables = _sidecar_tables(con)
+        timeline = _module_rows(con, "rank_timeline.sql")
+        nesting_cut = _nesting_cut(con)  # read after the tables, since modules.sql runs with table_modules
+        device_rows = _module_rows(con, "devices.sql")
     finally:
         con.close()
-    properties = {d["device"]: d for d in parsed.devices}
-    for row in device_rows:
-        prop = properties.get(str(row["device"]), {})
-        row["name"] = prop.get("name")
-        row["total_mb"] = prop.get("total_mb")
+    _name_devices(device_rows, parsed.devices)
     return {
         "kind": kind,
         "kind_inferred": bool(kind_inferred),
@@ -87,6 +67,44 @@ def analyse_trace(
         "duration_events": durations[0],
         "usable_durations": durations[1],
     }
+
+
+def _sidecar_tables(con) -> dict:
+    """Every sidecar table of one trace, {name: {columns, rows}}; a job's tables empty. A table query whose
+    columns are not the schema's is a bug, caught here."""
+    tables = {}
+    for name, query in TABLE_QUERIES.items():
+        cursor = run_module(con, query)
+        columns = [d[0] for d in cursor.description]
+        expected = [c[0] for c in TABLES[name]]
+        assert columns == expected, f"{query} columns {columns} differ from schema {expected}"
+        tables[name] = {"columns": columns, "rows": [list(r) for r in cursor.fetchall()]}
+    for name in JOB_TABLES:
+        tables[name] = {"columns": [c[0] for c in TABLES[name]], "rows": []}
+    return tables
+
+
+def _module_rows(con, module: str) -> list[dict]:
+    """The rows of a SQL module's last statement, each a dict by column name."""
+    cursor = run_module(con, module)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _nesting_cut(con) -> list[tuple]:
+    """Ranges nested past sql/ingest.sql's nesting_cap, left out: (what, how many, the cap)."""
+    return con.execute(
+        "SELECT what, events, (SELECT max_depth FROM nesting_cap) FROM nesting_cut ORDER BY what"
+    ).fetchall()
+
+
+def _name_devices(device_rows: list[dict], devices: list[dict]) -> None:
+    """Each device row gets the name and memory the trace's deviceProperties give its device."""
+    properties = {d["device"]: d for d in devices}
+    for row in device_rows:
+        prop = properties.get(str(row["device"]), {})
+        row["name"] = prop.get("name")
+        row["total_mb"] = prop.get("total_mb")
 
 
 FOREIGN_CPU_PEAK = "a CPU trace from elsewhere: the CPU's peak was not measured (only run and infer measure it)"
