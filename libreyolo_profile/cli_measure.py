@@ -26,6 +26,10 @@ MODULE_DEPTH_HELP = (
     "named ranges for the model's modules down to this depth (1: backbone, neck, head; 2: also their blocks; 0: off)"
 )
 REPORT_HELP = "write report.html beside profile.json"
+PROFILED_RUNS_HELP = (
+    "calls in the profiled window, the attribution (kernels, ops, blame, modules); default min(--runs, 10), "
+    "with --no-overhead --runs: every call is the same work, so the shares settle within a few calls"
+)
 RUN_OVERHEAD_HELP = "time an unprofiled pass to record profiler_overhead_pct"
 INFER_OVERHEAD_HELP = "time the same calls without the profiler to record profiler_overhead_pct"
 LOSS_ITEM_HELP = (
@@ -99,7 +103,8 @@ def infer_cmd(
     half: bool = typer.Option(False, "--half/--no-half", help="forward pass under autocast (CUDA only)"),
     amp_dtype: str = typer.Option("float16", help="CUDA autocast dtype: float16 or bfloat16"),
     warmup: int = typer.Option(20, help="warmup iterations before measuring"),
-    runs: int = typer.Option(100, help="measured iterations"),
+    runs: int = typer.Option(100, help="measured iterations: the unprofiled calls the headline is timed on"),
+    profiled_runs: int | None = typer.Option(None, show_default=False, help=PROFILED_RUNS_HELP),
     repeat: int = typer.Option(1, help="repeat N times for mean and standard deviation"),
     conf: float = typer.Option(0.25, help="confidence threshold (changes NMS work)"),
     iou: float = typer.Option(0.45, help="NMS IoU threshold"),
@@ -128,6 +133,7 @@ def infer_cmd(
         amp_dtype=amp_dtype,
         warmup=warmup,
         runs=runs,
+        profiled_runs=profiled_runs,
         repeat=repeat,
         conf=conf,
         iou=iou,

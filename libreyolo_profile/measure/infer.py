@@ -8,9 +8,10 @@ per image on `slice_batch_outputs(output, i)`, which yields python lists on the 
 forward stage ends with a synchronize, so every call's latency is complete work with results on
 the host. Images are decoded once before the window (decoding is not in the latency).
 
-Per trial: warmup calls (not traced); half of the `--runs` calls unprofiled; the `--runs` calls under
-torch.profiler, each one `ProfilerStep#n` with `## preprocess ##`, `## forward ##`, `## postprocess ##`
-(and the module ranges) inside; the other half unprofiled — same inputs, same order. The unprofiled
+Per trial: warmup calls (not traced); half of the `--runs` calls unprofiled; the profiled window —
+`--profiled-runs` calls, by default min(--runs, 10) (options.PROFILED_RUNS) — under torch.profiler, each
+one `ProfilerStep#n` with `## preprocess ##`, `## forward ##`, `## postprocess ##` (and the module ranges)
+inside; the other half unprofiled — same inputs, same order. The unprofiled
 calls are the headline (store/document/headline.py); the profiled window is the attribution, and the
 pair gives profiler_overhead_pct. `--repeat N` runs each trial in its own process (measure/isolated.py).
 """
@@ -224,12 +225,13 @@ def _device_and_autocast(opts: InferOptions):
 def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, trial: int, profile_memory: bool):
     """Warmup, half the unprofiled calls, the profiled window, the other half (blocks A B A, same
     inputs in the same order); the trace exported. The unprofiled calls are the headline."""
-    runs, warmup = opts.runs, opts.warmup
+    runs, warmup, profiled = opts.runs, opts.warmup, opts.window_runs
     label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "infer"
-    total = warmup + runs * (2 if opts.overhead else 1)
+    total = warmup + profiled + (runs if opts.overhead else 0)
     load = LoadSampler(device)
     with common.progress(
-        f"{label}: warmup {warmup}, {runs} profiled calls" + (f", {runs} unprofiled" if opts.overhead else ""), total
+        f"{label}: warmup {warmup}, {profiled} profiled calls" + (f", {runs} unprofiled" if opts.overhead else ""),
+        total,
     ) as advance:
         runner = TrialRunner(device, advance)
         load.start()
@@ -240,7 +242,7 @@ def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, tri
         if device.type == "cuda":  # the unprofiled calls must not lift the window's peak
             retries = profiler.cuda_memory_reset(device)
         prof = profiler.make_profiler(device, profile_memory=profile_memory)
-        window = runner.profiled_window(call, runs, prof)
+        window = runner.profiled_window(call, profiled, prof)
         mem = profiler.cuda_memory_capture(device, retries)
         if opts.overhead:
             plain.append(runner.time_block(call, range(before, runs)))
@@ -264,6 +266,7 @@ def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, de
         "amp_dtype": opts.amp_dtype if opts.half else None,
         "warmup": opts.warmup,
         "runs": opts.runs,
+        "profiled_runs": opts.window_runs,
         "repeat": opts.repeat,
         "conf": opts.conf,
         "iou": opts.iou,
@@ -297,6 +300,7 @@ def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: list
         "host_latency_mean_ms": round(statistics.fmean(profiled), 4),
         "host_latency_p50_ms": round(statistics.median(profiled), 4),
         "host_latency_ms": [round(v, 4) for v in profiled],
+        "profiled_calls": len(profiled),
     }
     if device.type == "cpu":
         extra["peak_rss_mb"] = profiler.peak_rss_mb()

@@ -148,9 +148,20 @@ def timing_record(kind: str, captures: list) -> dict:
     unit = "calls" if kind == "infer" else "steps"
     pair = "mean call time" if kind == "infer" else "wall time per step, each block ending when the device is done"
     places = list(dict.fromkeys(u.where for u in unprofiled))  # trials alternate sides in `run`
+    window = [c.extra.get("profiled_calls") for c in measured]
     return {
         "headline": "unprofiled",
         "unprofiled_calls_per_trial": [len(u.call_ms) for u in unprofiled],
+        **(
+            {
+                "profiled_calls_per_trial": window,
+                "window_rule": "the profiled window is --profiled-runs calls, by default min(--runs, 10): every "
+                "call is the same work, so attribution settles within a few calls; the headline is every "
+                "--runs call, unprofiled",
+            }
+            if kind == "infer" and all(n is not None for n in window)
+            else {}
+        ),
         "where": places[0] if len(places) == 1 else places,
         "clock": first.clock,
         "stage_clock": "host perf_counter around each phase of the unprofiled calls",
