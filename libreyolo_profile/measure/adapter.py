@@ -38,7 +38,7 @@ def check_libreyolo():
         raise ProfileError(
             f"LibreYOLO could not be imported ({exc}); install libreyolo=={SUPPORTED_LIBREYOLO}", 2
         ) from exc
-    version = getattr(libreyolo, "__version__", "unknown")
+    version = getattr(libreyolo, "__version__", None) or "(no __version__)"
     quiet_libreyolo_logging()
     missing = []
     try:
