@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from libreyolo_profile.errors import ProfileError
-from libreyolo_profile.measure import adapter, common, families, runtimes
+from libreyolo_profile.measure import adapter, common, flop_cache, runtimes
 
 
 @dataclass
@@ -71,14 +71,14 @@ def _identity(model, fmt: str, device, image, imgsz: int) -> dict:
     if fmt == "pytorch":
         x = model._preprocess(image, "auto", input_size=imgsz)[0]
         shape = tuple(int(v) for v in x.shape)
-        flops, why = families.forward_flops(model.model, shape, device)
+        flops, why = flop_cache.forward_flops(model.model, shape, device)
         params = adapter.parameter_count(model.model)
         params_why = None
     else:
         x = model._preprocess(image, imgsz, "auto")[0]
         shape = tuple(int(v) for v in x.shape)
         if fmt == "torchscript":
-            flops, why = families.forward_flops(model.model, shape, device)
+            flops, why = flop_cache.forward_flops(model.model, shape, device)
         else:
             flops, why = None, f"not counted for {fmt} exports (the runtime's graph is not a torch module)"
         params, params_why = _export_parameters(model, fmt)

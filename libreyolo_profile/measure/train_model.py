@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError
-from libreyolo_profile.measure import adapter, common, families
+from libreyolo_profile.measure import adapter, common, families, flop_cache
 from libreyolo_profile.measure.trials import seed_everything
 
 AUX_WEIGHT = 0.25  # LibreYOLO9.train()'s default PGI weight
@@ -83,7 +83,7 @@ def _flops(wrapper, imgsz: int, device):
     import torch
 
     with torch.random.fork_rng(devices=[]):
-        return families.forward_flops(wrapper.model, (1, 3, imgsz, imgsz), device)
+        return flop_cache.forward_flops(wrapper.model, (1, 3, imgsz, imgsz), device)
 
 
 def build_trainer(
