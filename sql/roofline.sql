@@ -69,10 +69,15 @@ units AS (
     SELECT event_id, name, pid, tid, ts, dur, step, phase, NULL, NULL, NULL, NULL, NULL, NULL, 'no cost model for this op'
     FROM free WHERE parent_id IS NULL OR parent_id NOT IN (SELECT event_id FROM free)
 ),
+-- each execution to the unit whose time holds its launch on the launch's thread. Units of one thread are
+-- disjoint (each is outermost of its kind), so that is the last unit of length starting at or before the
+-- launch, if the launch is before its end: one ASOF lookup per execution, not every unit against every
+-- launch of its thread (a 1 GB trace has millions of both).
+timed_units AS (SELECT event_id, tid, ts, dur FROM units WHERE dur > 0),
 work AS (
     SELECT u.event_id, a.device, a.s, a.e, a.tensorcore
-    FROM units u JOIN window_executions a
-      ON a.launch_tid = u.tid AND a.launch_ts >= u.ts AND a.launch_ts < u.ts + u.dur
+    FROM window_executions a ASOF JOIN timed_units u ON a.launch_tid = u.tid AND a.launch_ts >= u.ts
+    WHERE a.launch_ts < u.ts + u.dur
 ),
 reach AS (
     SELECT *, max(e) OVER (PARTITION BY event_id ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
