@@ -214,34 +214,35 @@ all_intervals AS (
 SELECT i.s, i.e, i.name, i.cause, c.priority FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
 
 -- blame_rows: cut each step at every interval boundary inside it; each piece takes the highest-priority
--- cause covering it. Per priority the intervals are first merged into disjoint islands (interval_union), so one ASOF
--- lookup (the last island starting at or before the piece) tells whether that priority covers the piece.
+-- cause covering it. Per priority the intervals are first merged into disjoint islands (interval_union);
+-- each priority then owns one bit, an island adds its bit at its start and takes it off at its end, and a
+-- running sum over each step's boundaries is the set of priorities covering the piece that starts there:
+-- its lowest bit is the winner. One ordered pass per step, whatever the number of priorities or pieces.
 CREATE OR REPLACE TEMP TABLE blame_pieces AS
 WITH clipped AS (
     SELECT {'step': w.step, 'priority': i.priority} AS grp, greatest(i.s, w.start_ns) AS s, least(i.e, w.end_ns) AS e
     FROM blame_intervals i JOIN blame_windows w ON i.s < w.end_ns AND i.e > w.start_ns
 ),
 islands AS (SELECT grp.step AS step, grp.priority AS priority, s, e FROM interval_union(clipped)),
-bounds AS (
-    SELECT step, s AS t FROM islands UNION SELECT step, e FROM islands
-    UNION SELECT step, start_ns FROM blame_windows UNION SELECT step, end_ns FROM blame_windows
+-- the priorities present, lowest (the strongest) first, each with its bit (at most 63 of them)
+bits AS (SELECT priority, CAST(1 AS BIGINT) << CAST(row_number() OVER (ORDER BY priority) - 1 AS INTEGER) AS bit
+         FROM (SELECT DISTINCT priority FROM islands)),
+edges AS (
+    SELECT i.step, i.s AS t, b.bit AS delta FROM islands i JOIN bits b USING (priority)
+    UNION ALL SELECT i.step, i.e, -b.bit FROM islands i JOIN bits b USING (priority)
+    UNION ALL SELECT step, start_ns, 0 FROM blame_windows
+    UNION ALL SELECT step, end_ns, 0 FROM blame_windows
 ),
+boundaries AS (SELECT step, t, sum(delta) AS delta FROM edges GROUP BY step, t),
 pieces AS (
-    SELECT step, t AS s, lead(t) OVER (PARTITION BY step ORDER BY t) AS e FROM bounds
+    SELECT step, t AS s, lead(t) OVER by_time AS e, sum(delta) OVER (by_time ROWS UNBOUNDED PRECEDING) AS covering
+    FROM boundaries
+    WINDOW by_time AS (PARTITION BY step ORDER BY t)
     QUALIFY e IS NOT NULL
 ),
-candidates AS (
-    SELECT p.step, p.s, p.e, c.priority
-    FROM pieces p, (SELECT DISTINCT priority FROM islands) c
-),
-covered AS (
-    SELECT c.step, c.s, c.e, c.priority, i.e AS island_end
-    FROM candidates c ASOF LEFT JOIN islands i ON c.step = i.step AND c.priority = i.priority AND c.s >= i.s
-),
 winners AS (
-    SELECT p.step, p.s, p.e, coalesce(min(c.priority) FILTER (WHERE c.island_end >= p.e), 99) AS priority
-    FROM pieces p LEFT JOIN covered c ON c.step = p.step AND c.s = p.s
-    GROUP BY p.step, p.s, p.e
+    SELECT p.step, p.s, p.e, coalesce(b.priority, 99) AS priority
+    FROM pieces p LEFT JOIN bits b ON b.bit = p.covering & -p.covering
 )
 SELECT w.step, w.s, w.e, c.cause, c.side
 FROM winners w JOIN blame_causes c USING (priority);
