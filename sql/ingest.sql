@@ -28,7 +28,7 @@ SELECT min(CAST(round(TRY_CAST(ts_text AS DECIMAL(38, 6)) * 1000) AS BIGINT)) AS
 CREATE OR REPLACE TEMP TABLE ev AS
 WITH typed AS (
     SELECT event_seq + 1 AS event_id,  -- the decoder's order (store/ingest/timeline.py numbers it)
-           ph, coalesce(cat, '') AS cat, coalesce(name, '') AS name, pid, tid,
+           ph, coalesce(cat, '') AS cat, lower(coalesce(cat, '')) AS lcat, coalesce(name, '') AS name, pid, tid,
            CAST(round(TRY_CAST(ts_text AS DECIMAL(38, 6)) * 1000) AS BIGINT) AS ts_abs,
            CAST(round(coalesce(TRY_CAST(dur_text AS DECIMAL(38, 6)), 0) * 1000) AS BIGINT) AS dur_raw,
            TRY_CAST(correlation AS BIGINT) AS correlation,
@@ -40,7 +40,7 @@ WITH typed AS (
     FROM raw_events
 )
 SELECT event_id, ph, cat, name, pid, tid,
-       ts_abs - min(ts_abs) OVER () AS ts,   -- ns from the first event
+       ts_abs - (SELECT origin_ns FROM trace_origin) AS ts,   -- ns from the first event
        greatest(dur_raw, 0) AS dur,          -- ns; negative durations (broken traces) count as 0
        dur_raw < 0 AS negative_duration,
        correlation, external_id, device, stream, mem_allocated, mem_reserved, mem_device_type, mem_device_id,
@@ -51,24 +51,24 @@ SELECT event_id, ph, cat, name, pid, tid,
        -- a collective's process group name, input element count and kind (allreduce …), where recorded
        pg_name, msg_nelems, collective,
        CASE
-           WHEN lower(cat) = 'kernel' THEN 'kernel'
-           WHEN lower(cat) IN ('gpu_memcpy', 'memcpy') THEN 'memcpy'
-           WHEN lower(cat) IN ('gpu_memset', 'memset') THEN 'memset'
-           WHEN lower(cat) IN ('cuda_runtime', 'runtime', 'cuda_driver', 'hip_runtime', 'hip_driver',
+           WHEN lcat = 'kernel' THEN 'kernel'
+           WHEN lcat IN ('gpu_memcpy', 'memcpy') THEN 'memcpy'
+           WHEN lcat IN ('gpu_memset', 'memset') THEN 'memset'
+           WHEN lcat IN ('cuda_runtime', 'runtime', 'cuda_driver', 'hip_runtime', 'hip_driver',
                                'privateuse1_runtime', 'xpu_runtime', 'mtia_runtime') THEN 'runtime'
-           WHEN lower(cat) = 'gpu_user_annotation' THEN 'gpu_annotation'
+           WHEN lcat = 'gpu_user_annotation' THEN 'gpu_annotation'
            -- with_stack: the Python frames the host ran (sql/blame.sql reads them as host work)
-           WHEN lower(cat) = 'python_function' AND ph = 'X' THEN 'python'
+           WHEN lcat = 'python_function' AND ph = 'X' THEN 'python'
            WHEN name = '[memory]' THEN 'memory'
            WHEN ph <> 'X' THEN 'other'
-           WHEN lower(cat) = 'user_annotation' THEN 'annotation'
+           WHEN lcat = 'user_annotation' THEN 'annotation'
            -- 2021 traces record annotations as Operator events; our module ranges (measure/modules.py)
            -- are recorded through the profiler's fast path, which files them as cpu_op
-           WHEN lower(cat) IN ('cpu_op', 'operator')
+           WHEN lcat IN ('cpu_op', 'operator')
                 AND (name LIKE 'ProfilerStep#%' OR name LIKE 'enumerate(DataLoader)#%'
                      OR name LIKE 'Optimizer.%#%' OR regexp_matches(name, '^##.*##$')
                      OR name LIKE 'module forward: %' OR name LIKE 'module backward: %') THEN 'annotation'
-           WHEN lower(cat) IN ('cpu_op', 'operator') THEN 'op'
+           WHEN lcat IN ('cpu_op', 'operator') THEN 'op'
            ELSE 'other'
        END AS kind
 FROM typed
