@@ -1,5 +1,5 @@
 -- table_kernels.sql — the kernels table: device work per kernel name and phase over the window.
--- requires: ingest.sql, blame.sql
+-- requires: intervals.sql, ingest.sql, blame.sql
 -- inputs: trace_info (store/ingest/analyse.py creates it)
 -- Answers: which kernels ran in the measured window, how often and for how long, in which phase.
 -- Binds: nothing (reads placed_activity, measurement_window, trace_info from ingest.sql).
@@ -10,35 +10,37 @@
 -- category_exclusive_ms_per_step: per device and category, the time inside the measured steps (the blame's
 -- windows) when that category's work alone ran on the device: what removing the category frees (what-if).
 WITH work AS (
-    SELECT a.device, a.category, greatest(a.ts, b.start_ns) AS s, least(a.ts + a.dur, b.end_ns) AS e
+    SELECT {'device': a.device, 'category': a.category} AS grp,
+           greatest(a.ts, b.start_ns) AS s, least(a.ts + a.dur, b.end_ns) AS e
     FROM placed_activity a JOIN blame_windows b ON a.ts < b.end_ns AND a.ts + a.dur > b.start_ns
 ),
-reach AS (
-    SELECT *, max(e) OVER (PARTITION BY device, category ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
-    FROM work WHERE e > s
+islands AS (SELECT grp.device AS device, grp.category AS category, s, e FROM interval_union(work)),
+-- each category of a device owns one bit; a running sum of the bits over the device's island edges is the
+-- set of categories running in the piece that starts there, and a piece whose set is one bit ran that
+-- category alone (one ordered pass per device, not every piece against every category)
+bits AS (
+    SELECT device, category,
+           CAST(1 AS BIGINT) << CAST(row_number() OVER (PARTITION BY device ORDER BY category) - 1 AS INTEGER) AS bit
+    FROM (SELECT DISTINCT device, category FROM islands)
 ),
-islands AS (
-    SELECT device, category, min(s) AS s, max(e) AS e
-    FROM (SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
-                        OVER (PARTITION BY device, category ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island FROM reach)
-    GROUP BY device, category, island
+edges AS (
+    SELECT i.device, i.s AS t, b.bit AS delta
+    FROM islands i JOIN bits b ON b.device IS NOT DISTINCT FROM i.device AND b.category = i.category
+    UNION ALL
+    SELECT i.device, i.e, -b.bit
+    FROM islands i JOIN bits b ON b.device IS NOT DISTINCT FROM i.device AND b.category = i.category
 ),
-bounds AS (SELECT device, s AS t FROM islands UNION SELECT device, e FROM islands),
+boundaries AS (SELECT device, t, sum(delta) AS delta FROM edges GROUP BY device, t),
 pieces AS (
-    SELECT device, t AS s, lead(t) OVER (PARTITION BY device ORDER BY t) AS e FROM bounds QUALIFY e IS NOT NULL
-),
-covering AS (
-    SELECT p.device, p.s, p.e, c.category, i.e AS island_end
-    FROM pieces p JOIN (SELECT DISTINCT device, category FROM islands) c ON c.device = p.device
-    ASOF LEFT JOIN islands i ON i.device = p.device AND i.category = c.category AND p.s >= i.s
-),
-alone AS (
-    SELECT device, s, e, any_value(category) FILTER (WHERE island_end >= e) AS category,
-           count(*) FILTER (WHERE island_end >= e) AS running
-    FROM covering GROUP BY device, s, e
+    SELECT device, t AS s, lead(t) OVER by_time AS e, sum(delta) OVER (by_time ROWS UNBOUNDED PRECEDING) AS running
+    FROM boundaries
+    WINDOW by_time AS (PARTITION BY device ORDER BY t)
+    QUALIFY e IS NOT NULL
 ),
 category_exclusive AS (
-    SELECT device, category, sum(e - s) AS ns FROM alone WHERE running = 1 GROUP BY device, category
+    SELECT p.device, b.category, sum(p.e - p.s) AS ns
+    FROM pieces p JOIN bits b ON b.device IS NOT DISTINCT FROM p.device AND b.bit = p.running
+    GROUP BY p.device, b.category
 )
 SELECT
     -- rank of the process that recorded the trace (NULL when not distributed)
