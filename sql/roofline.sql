@@ -1,5 +1,5 @@
 -- roofline.sql — how far each op is from the device's limit: per op call its device time, the
--- requires: ingest.sql, window_executions.sql, roofline_models.sql, roofline_costs.sql, device_peaks.sql
+-- requires: intervals.sql, ingest.sql, window_executions.sql, roofline_models.sql, roofline_costs.sql, device_peaks.sql
 -- inputs: roofline_device_input, roofline_cpu_input (store/ingest/analyse.py registers them)
 -- roof of its device and data type, and the time the roof allows.
 --
@@ -79,20 +79,12 @@ work AS (
     FROM window_executions a ASOF JOIN timed_units u ON a.launch_tid = u.tid AND a.launch_ts >= u.ts
     WHERE a.launch_ts < u.ts + u.dur
 ),
-reach AS (
-    SELECT *, max(e) OVER (PARTITION BY event_id ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
-    FROM work
-),
-islands AS (
-    SELECT *, sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY event_id ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
-    FROM reach
-),
+union_input AS (SELECT event_id AS grp, s, e FROM work),
 device_time AS (
-    SELECT event_id, sum(e - s) AS device_ns, any_value(device) AS device, bool_or(tensorcore) AS tensorcore
-    FROM (SELECT event_id, island, min(s) AS s, max(e) AS e, any_value(device) AS device, bool_or(tensorcore) AS tensorcore
-          FROM islands GROUP BY event_id, island)
-    GROUP BY event_id
+    SELECT u.event_id, u.device_ns, w.device, w.tensorcore
+    FROM (SELECT grp AS event_id, sum(e - s) AS device_ns FROM interval_union(union_input) GROUP BY grp) u
+    JOIN (SELECT event_id, any_value(device) AS device, bool_or(tensorcore) AS tensorcore FROM work GROUP BY event_id) w
+      USING (event_id)
 ),
 executed AS (SELECT event_id, sum(e - s) AS executed_ns FROM work GROUP BY event_id)
 SELECT u.*,
