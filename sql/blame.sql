@@ -214,36 +214,17 @@ all_intervals AS (
 SELECT i.s, i.e, i.name, i.cause, c.priority FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
 
 -- blame_rows: cut each step at every interval boundary inside it; each piece takes the highest-priority
--- cause covering it. Per priority the intervals are first merged into disjoint islands (interval_union);
--- each priority then owns one bit, an island adds its bit at its start and takes it off at its end, and a
--- running sum over each step's boundaries is the set of priorities covering the piece that starts there:
--- its lowest bit is the winner. One ordered pass per step, whatever the number of priorities or pieces.
+-- (lowest) cause covering it (sql/intervals.sql interval_coverage, with priorities as labels). The step
+-- itself is an interval of the weakest priority, unexplained_idle's: the time nothing else covers.
 CREATE OR REPLACE TEMP TABLE blame_pieces AS
 WITH clipped AS (
-    SELECT {'step': w.step, 'priority': i.priority} AS grp, greatest(i.s, w.start_ns) AS s, least(i.e, w.end_ns) AS e
+    SELECT w.step AS grp, i.priority AS label, greatest(i.s, w.start_ns) AS s, least(i.e, w.end_ns) AS e
     FROM blame_intervals i JOIN blame_windows w ON i.s < w.end_ns AND i.e > w.start_ns
+    UNION ALL
+    SELECT step, (SELECT priority FROM blame_causes WHERE cause = 'unexplained_idle'), start_ns, end_ns
+    FROM blame_windows
 ),
-islands AS (SELECT grp.step AS step, grp.priority AS priority, s, e FROM interval_union(clipped)),
--- the priorities present, lowest (the strongest) first, each with its bit (at most 63 of them)
-bits AS (SELECT priority, CAST(1 AS BIGINT) << CAST(row_number() OVER (ORDER BY priority) - 1 AS INTEGER) AS bit
-         FROM (SELECT DISTINCT priority FROM islands)),
-edges AS (
-    SELECT i.step, i.s AS t, b.bit AS delta FROM islands i JOIN bits b USING (priority)
-    UNION ALL SELECT i.step, i.e, -b.bit FROM islands i JOIN bits b USING (priority)
-    UNION ALL SELECT step, start_ns, 0 FROM blame_windows
-    UNION ALL SELECT step, end_ns, 0 FROM blame_windows
-),
-boundaries AS (SELECT step, t, sum(delta) AS delta FROM edges GROUP BY step, t),
-pieces AS (
-    SELECT step, t AS s, lead(t) OVER by_time AS e, sum(delta) OVER (by_time ROWS UNBOUNDED PRECEDING) AS covering
-    FROM boundaries
-    WINDOW by_time AS (PARTITION BY step ORDER BY t)
-    QUALIFY e IS NOT NULL
-),
-winners AS (
-    SELECT p.step, p.s, p.e, coalesce(b.priority, 99) AS priority
-    FROM pieces p LEFT JOIN bits b ON b.bit = p.covering & -p.covering
-)
+winners AS (SELECT grp AS step, s, e, first_label AS priority FROM interval_coverage(clipped))
 SELECT w.step, w.s, w.e, c.cause, c.side
 FROM winners w JOIN blame_causes c USING (priority);
 

@@ -34,6 +34,37 @@ CREATE OR REPLACE TEMP MACRO interval_union(tbl) AS TABLE
 WITH covering AS (SELECT grp, s, e FROM query_table(tbl) WHERE e > s)
 SELECT grp, island, min(s) AS s, max(e) AS e FROM interval_islands(covering) GROUP BY grp, island;
 
+-- interval_coverage: per grp, the time the intervals of `tbl` (grp, label, s, e) cover, cut at every edge
+-- into pieces (grp, s, e), each with how many labels cover it (`labels`) and the first of them in label
+-- order (`first_label`): the winner where labels are priorities, the one running alone where labels = 1.
+-- Each label's intervals are merged (interval_union) and own one bit; a running sum of the bits over the
+-- edges is the set covering each piece: one ordered pass per grp, not every piece against every label.
+-- At most 63 labels per grp.
+CREATE OR REPLACE TEMP MACRO interval_coverage(tbl) AS TABLE
+WITH keyed AS (SELECT {'grp': grp, 'label': label} AS grp, s, e FROM query_table(tbl)),
+islands AS (SELECT grp.grp AS grp, grp.label AS label, s, e FROM interval_union(keyed)),
+bits AS (
+    SELECT grp, label, CAST(1 AS BIGINT) << CAST(row_number() OVER (PARTITION BY grp ORDER BY label) - 1 AS INTEGER) AS bit
+    FROM (SELECT DISTINCT grp, label FROM islands)
+),
+edges AS (
+    SELECT i.grp, i.s AS t, b.bit AS delta
+    FROM islands i JOIN bits b ON b.grp IS NOT DISTINCT FROM i.grp AND b.label = i.label
+    UNION ALL
+    SELECT i.grp, i.e, -b.bit
+    FROM islands i JOIN bits b ON b.grp IS NOT DISTINCT FROM i.grp AND b.label = i.label
+),
+boundaries AS (SELECT grp, t, sum(delta) AS delta FROM edges GROUP BY grp, t),
+pieces AS (
+    SELECT grp, t AS s, lead(t) OVER by_time AS e,
+           CAST(sum(delta) OVER (by_time ROWS UNBOUNDED PRECEDING) AS BIGINT) AS covering
+    FROM boundaries
+    WINDOW by_time AS (PARTITION BY grp ORDER BY t)
+    QUALIFY e IS NOT NULL
+)
+SELECT p.grp, p.s, p.e, b.label AS first_label, bit_count(p.covering) AS labels
+FROM pieces p LEFT JOIN bits b ON b.grp IS NOT DISTINCT FROM p.grp AND b.bit = p.covering & -p.covering;
+
 -- interval_tree: every row of `tbl` (grp, id, s, e, …) with how it nests in its grp: `depth` (0: no
 -- interval encloses it) and `parent_id` (the interval directly enclosing it; NULL at depth 0).
 -- At equal times the ends of intervals come first, then starts (longest first, then by id), then the

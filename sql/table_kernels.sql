@@ -10,37 +10,14 @@
 -- category_exclusive_ms_per_step: per device and category, the time inside the measured steps (the blame's
 -- windows) when that category's work alone ran on the device: what removing the category frees (what-if).
 WITH work AS (
-    SELECT {'device': a.device, 'category': a.category} AS grp,
-           greatest(a.ts, b.start_ns) AS s, least(a.ts + a.dur, b.end_ns) AS e
+    SELECT a.device AS grp, a.category AS label, greatest(a.ts, b.start_ns) AS s, least(a.ts + a.dur, b.end_ns) AS e
     FROM placed_activity a JOIN blame_windows b ON a.ts < b.end_ns AND a.ts + a.dur > b.start_ns
 ),
-islands AS (SELECT grp.device AS device, grp.category AS category, s, e FROM interval_union(work)),
--- each category of a device owns one bit; a running sum of the bits over the device's island edges is the
--- set of categories running in the piece that starts there, and a piece whose set is one bit ran that
--- category alone (one ordered pass per device, not every piece against every category)
-bits AS (
-    SELECT device, category,
-           CAST(1 AS BIGINT) << CAST(row_number() OVER (PARTITION BY device ORDER BY category) - 1 AS INTEGER) AS bit
-    FROM (SELECT DISTINCT device, category FROM islands)
-),
-edges AS (
-    SELECT i.device, i.s AS t, b.bit AS delta
-    FROM islands i JOIN bits b ON b.device IS NOT DISTINCT FROM i.device AND b.category = i.category
-    UNION ALL
-    SELECT i.device, i.e, -b.bit
-    FROM islands i JOIN bits b ON b.device IS NOT DISTINCT FROM i.device AND b.category = i.category
-),
-boundaries AS (SELECT device, t, sum(delta) AS delta FROM edges GROUP BY device, t),
-pieces AS (
-    SELECT device, t AS s, lead(t) OVER by_time AS e, sum(delta) OVER (by_time ROWS UNBOUNDED PRECEDING) AS running
-    FROM boundaries
-    WINDOW by_time AS (PARTITION BY device ORDER BY t)
-    QUALIFY e IS NOT NULL
-),
+-- the pieces of each device's time where exactly one category ran (sql/intervals.sql interval_coverage)
 category_exclusive AS (
-    SELECT p.device, b.category, sum(p.e - p.s) AS ns
-    FROM pieces p JOIN bits b ON b.device IS NOT DISTINCT FROM p.device AND b.bit = p.running
-    GROUP BY p.device, b.category
+    SELECT grp AS device, first_label AS category, sum(e - s) AS ns
+    FROM interval_coverage(work) WHERE labels = 1
+    GROUP BY grp, first_label
 )
 SELECT
     -- rank of the process that recorded the trace (NULL when not distributed)

@@ -177,6 +177,26 @@ def test_interval_union(con):
     assert rows == [(1, 0, 9), (1, 12, 15), (2, 1, 2)]
 
 
+def test_interval_coverage(con):
+    # grp 1, labels by priority: 1 on [0,4) and [6,8); 2 on [2,10); 3 on [3,5), and [5,5) zero-length.
+    # Edges 0,2,3,4,5,6,8,10: [0,2) {1} → 1; [2,3) {1,2} → 1; [3,4) {1,2,3} → 1; [4,5) {2,3} → 2;
+    # [5,6) {2} → 2; [6,8) {1,2} → 1; [8,10) {2} → 2.  grp 2: 'b' on [0,1), 'a' on [0,1) too → 'a', 2 labels.
+    rows = con.execute("""
+        WITH k AS (SELECT * FROM (VALUES (1, '1', 0, 4), (1, '1', 6, 8), (1, '2', 2, 10), (1, '3', 3, 5),
+                                         (1, '3', 5, 5), (2, 'b', 0, 1), (2, 'a', 0, 1)) v(grp, label, s, e))
+        SELECT grp, s, e, first_label, labels FROM interval_coverage(k) ORDER BY grp, s""").fetchall()
+    assert rows == [
+        (1, 0, 2, "1", 1),
+        (1, 2, 3, "1", 2),
+        (1, 3, 4, "1", 3),
+        (1, 4, 5, "2", 2),
+        (1, 5, 6, "2", 1),
+        (1, 6, 8, "1", 2),
+        (1, 8, 10, "2", 1),
+        (2, 0, 1, "a", 2),
+    ]
+
+
 def test_interval_overlap(con):
     got = con.execute("""SELECT intervals_overlap(0, 10, 5, 20), interval_overlap_length(0, 10, 5, 20),
                                 intervals_overlap(0, 10, 10, 20), interval_overlap_length(0, 10, 10, 20),
