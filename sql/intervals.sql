@@ -16,16 +16,20 @@ CREATE OR REPLACE TEMP MACRO intervals_overlap(s1, e1, s2, e2) AS s1 < e2 AND s2
 -- interval_overlap_length: how much time [s1, e1) and [s2, e2) share, in their unit (0 when none).
 CREATE OR REPLACE TEMP MACRO interval_overlap_length(s1, e1, s2, e2) AS greatest(least(e1, e2) - greatest(s1, s2), 0);
 
--- interval_islands: every row of `tbl` (grp, s, e, …) with `island`, numbered from 1 per grp in time:
--- rows whose intervals overlap or touch, directly or through others, share an island. A zero-length
--- row joins the island it touches, or is an island of its own.
+-- interval_islands: every row of `tbl` (grp, s, e, …) with `island`, the start of its island in the
+-- interval's unit: rows whose intervals overlap or touch, directly or through others, share an island.
+-- A zero-length row joins the island it touches, or is an island of its own. Rows starting together are
+-- one island's whatever their order, so duplicates and ties give the same islands every run.
 CREATE OR REPLACE TEMP MACRO interval_islands(tbl) AS TABLE
-SELECT * EXCLUDE (reached),
-       sum(CASE WHEN reached IS NULL OR s > reached THEN 1 ELSE 0 END)
-           OVER (PARTITION BY grp ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+SELECT * EXCLUDE (reached, opens),
+       max(opens) OVER (PARTITION BY grp ORDER BY s RANGE UNBOUNDED PRECEDING) AS island
 FROM (
-    SELECT *, max(e) OVER (PARTITION BY grp ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
-    FROM query_table(tbl)
+    SELECT *, CASE WHEN reached IS NULL OR s > reached THEN s END AS opens
+    FROM (
+        -- the furthest end of every row starting strictly earlier
+        SELECT *, max(e) OVER (PARTITION BY grp ORDER BY s RANGE UNBOUNDED PRECEDING EXCLUDE GROUP) AS reached
+        FROM query_table(tbl)
+    )
 );
 
 -- interval_union: per grp, the union of the intervals of `tbl` (grp, s, e) as disjoint islands

@@ -523,6 +523,9 @@ MEASURE = [
     "8",
     "--repeat",
     "3",
+    # the trials of a side in one process: the gate's arithmetic is what is tested here (fresh processes
+    # per trial are tested in test_headline_timing.py), and 9 processes importing torch took ~80 s
+    "--same-process",
     "--no-overhead",
     "--no-report",
     "--no-trace",
