@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import types
 
 import pytest
 
@@ -315,3 +316,67 @@ def test_train_step_runs_the_trainers_order(loss_item, logging, reads_per_step):
     assert trainer.calls == [*one_step, "schedule 1", *one_step, "schedule 2"]
     reads = sum(e.count for e in prof.key_averages() if e.key == "aten::item")
     assert reads == 2 * reads_per_step
+
+
+class BatchRecorder(StepRecorder):
+    """A StepRecorder that also keeps each step's batch and the weights it met, and draws from torch's
+    RNG in its forward (as augmentation or dropout would), so a replay that skipped an RNG restore
+    would see other batches."""
+
+    def __init__(self):
+        import copy
+
+        super().__init__()
+        self.seen: list[tuple] = []
+        self.ema_model = types.SimpleNamespace(ema=copy.deepcopy(self.model), updates=0, update=self._ema_update)
+
+    def _ema_update(self, model) -> None:
+        import torch
+
+        self.ema_model.updates += 1
+        with torch.no_grad():
+            for kept, now in zip(self.ema_model.ema.parameters(), model.parameters(), strict=True):
+                kept.mul_(0.5).add_(now, alpha=0.5)
+
+    def on_forward(self, imgs, targets):
+        import torch
+
+        self.seen.append((imgs.clone(), self.model.weight.detach().clone()))
+        torch.rand(3)
+        return super().on_forward(imgs, targets)
+
+
+class RandomLoader:
+    """Batches drawn from torch's RNG as they are taken (a shuffling, augmenting loader with no workers)."""
+
+    def __iter__(self):
+        import torch
+
+        for _ in range(16):
+            yield torch.rand(4, 2), torch.zeros(4, 1)
+
+
+@pytest.mark.parametrize("trial, steps_run", [(0, 2 + 3 + 3), (1, (2 + 3) * 2)])
+def test_the_unprofiled_steps_replay_the_profiled_ones(tmp_path, trial, steps_run):
+    # trial 0 replays the profiled steps after its pass from the state after the warmup (the warmup's
+    # batches only drawn); trial 1 (odd) runs its unprofiled pass first, warmup included. Either way the
+    # unprofiled steps see the very batches and weights the profiled steps saw.
+    import torch
+
+    from libreyolo_profile.measure.options import RunOptions
+    from libreyolo_profile.measure.train import measure_trial
+    from libreyolo_profile.measure.train_step import TrainStep
+
+    trainer = BatchRecorder()
+    trainer.train_loader = RandomLoader()
+    device = torch.device("cpu")
+    training = types.SimpleNamespace(device=device, trainer=trainer, batch=4, step=TrainStep(trainer, device, None))
+    opts = RunOptions(data="d.yaml", steps=3, warmup=2, workers=0, repeat=2, project=tmp_path / "p")
+    capture = measure_trial(training, opts, tmp_path / "trace.json", trial)
+    assert capture.unprofiled is not None and (tmp_path / "trace.json").stat().st_size > 0
+    assert len(trainer.seen) == steps_run
+    profiled = trainer.seen[2:5] if trial == 0 else trainer.seen[7:10]
+    unprofiled = trainer.seen[5:8] if trial == 0 else trainer.seen[2:5]
+    for (p_imgs, p_weight), (u_imgs, u_weight) in zip(profiled, unprofiled, strict=True):
+        assert torch.equal(p_imgs, u_imgs) and torch.equal(p_weight, u_weight)
+    assert not torch.equal(profiled[0][0], profiled[1][0])  # the batches do differ step to step

@@ -228,15 +228,16 @@ def _build_trainer(
 
 
 def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial: int):
-    """The trial's profiled pass and, with --overhead, the same pass without the profiler (weights,
-    optimizer, EMA, scaler, schedule and RNG restored to the trial's start, so the same batches come
-    out). Odd trials time the unprofiled pass first, so drift within a process hits both sides; the
-    unprofiled pass is the headline. Training then continues from the profiled pass's end state."""
+    """The trial's profiled pass and, with --overhead, the same steps without the profiler (weights,
+    optimizer, EMA, scaler, schedule and RNG restored, so the same batches come out). Odd trials time
+    the unprofiled pass first, so drift within a process hits both sides; the unprofiled pass is the
+    headline. Training then continues from the profiled pass's end state."""
     step, device = training.step, training.device
     label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "run"
-    start = step.snapshot() if opts.overhead else None
+    plain_first = opts.overhead and trial % 2 == 1
+    start = step.snapshot() if plain_first else None
     trial_seed = SEED + 1 + trial
-    total = opts.steps_per_trial * (2 if opts.overhead else 1)
+    total = opts.steps_per_trial * (2 if plain_first else 1) + (opts.steps if opts.overhead and not plain_first else 0)
     load = LoadSampler(device)
     with common.progress(
         f"{label}: warmup {opts.warmup}, {opts.steps} profiled steps of batch {training.batch}"
@@ -246,27 +247,27 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
         runner = TrialRunner(device, advance)
         load.start()
         plain = None
-        if start is not None and trial % 2 == 1:
+        if plain_first:
             plain = _unprofiled_pass(training, opts, runner, trial_seed)
             step.restore(start)
         seed_everything(trial_seed, device)
         _start_epoch(training)
         step.begin_pass(training.trainer.train_loader)
         runner.warmup(step, opts.warmup)
+        warmed = step.snapshot() if opts.overhead and not plain_first else None
         retries = profiler.cuda_memory_reset(device)
         prof = profiler.make_profiler(device, profile_memory=opts.memory)  # the profiled window only
         window = runner.profiled_window(step, opts.steps, prof, sync_last=True)
         mem = profiler.cuda_memory_capture(device, retries)
         step.end_pass()
-        if start is not None and plain is None:
+        if warmed is not None:
             end = step.snapshot()
-            step.restore(start)
-            plain = _unprofiled_pass(training, opts, runner, trial_seed)
+            plain = _replay(training, opts, runner, trial_seed, warmed)
             step.restore(end)
         machine = load.stop()
         profiler.export_trace(prof, trace_path)
         del prof
-    return _capture(trace_path, training.batch, mem, window, plain, machine, opts.steps, trial % 2 == 1, device)
+    return _capture(trace_path, training.batch, mem, window, plain, machine, opts.steps, plain_first, device)
 
 
 def _start_epoch(training: Training) -> None:
@@ -286,6 +287,23 @@ def _unprofiled_pass(training: Training, opts: RunOptions, runner: TrialRunner, 
     _start_epoch(training)
     step.begin_pass(training.trainer.train_loader)
     runner.warmup(step, opts.warmup)
+    block = runner.time_block(step, range(opts.steps))
+    step.end_pass()
+    return block
+
+
+def _replay(training: Training, opts: RunOptions, runner: TrialRunner, trial_seed: int, warmed: dict) -> Block:
+    """The profiled steps again without the profiler, from `warmed` (the state after the warmup): the
+    pass starts as seeded, the warmup's batches are only drawn from the loader (its order and workers
+    as before, no step run on them: the process is warm by now), then the state after the warmup is
+    restored, RNG included, and the measured steps run as one timed block on the same batches."""
+    step = training.step
+    seed_everything(trial_seed, training.device)
+    _start_epoch(training)
+    step.begin_pass(training.trainer.train_loader)
+    for _ in range(opts.warmup):
+        next(step.batches)
+    step.restore(warmed)
     block = runner.time_block(step, range(opts.steps))
     step.end_pass()
     return block
@@ -328,8 +346,12 @@ def _capture(
             images_per_call=batch,
             where=(
                 f"the trial's {steps} steps replayed without the profiler "
-                f"{'before' if plain_first else 'after'} the profiled pass, from the same start state "
-                "(weights, optimizer, EMA, scaler, LR schedule and RNG restored, so the same batches come out)"
+                + (
+                    "before the profiled pass, from the trial's start "
+                    if plain_first
+                    else "after the profiled pass, from the state its warmup left "
+                )
+                + "(weights, optimizer, EMA, scaler, LR schedule and RNG restored, so the same batches come out)"
             ),
         )
     return TrialCapture(
