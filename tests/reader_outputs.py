@@ -4,7 +4,10 @@ today's outputs with the ones recorded in tests/reader_outputs/.
 
 Regenerate (only for a change meant to change an output, named in its commit):
 
-    python tests/reader_outputs.py            # rewrites tests/reader_outputs/*.json.gz
+    python tests/reader_outputs.py            # rewrites tests/reader_outputs/recorded.json.gz
+
+One file holds every recording, keyed by the trace's name (files named after the shared traces would
+read as copies of them; none is: the traces stay in ../shared/traces).
 
 The measured profile (tests/reader_outputs/measured_cpu_infer/, its trace left out: readers read the
 tables) was written once by `libreyolo profile infer --device cpu --imgsz 96 --warmup 1 --runs 3
@@ -13,6 +16,7 @@ tables) was written once by `libreyolo profile infer --device cpu --imgsz 96 --w
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import math
@@ -22,6 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUTPUTS = HERE / "reader_outputs"
 MEASURED = OUTPUTS / "measured_cpu_infer"
+RECORDED = OUTPUTS / "recorded.json.gz"
 SHARED_TRACES = (
     "a100_alexnet_no_profilerstep",
     "a100_cutlass_adam_rank0",
@@ -101,12 +106,13 @@ def differences(recorded: object, now: object, where: str = "") -> list[str]:
     return []
 
 
-def fixture_path(name: str) -> Path:
-    return OUTPUTS / f"{name}.json.gz"
+@functools.cache
+def _recorded() -> dict:
+    return json.loads(gzip.decompress(RECORDED.read_bytes()))
 
 
 def read_fixture(name: str) -> dict:
-    return json.loads(gzip.decompress(fixture_path(name).read_bytes()))
+    return _recorded()[name]
 
 
 def targets(traces: Path) -> dict[str, tuple[Path, Path | None, dict[str, str]]]:
@@ -125,10 +131,12 @@ def main() -> int:
     sys.path.insert(0, str(HERE))
     from conftest import TRACES, run_cli_in_process
 
-    for name, (target, baseline, places) in targets(TRACES).items():
-        document = normalised(outputs_of(target, run_cli_in_process, baseline), places)
-        fixture_path(name).write_bytes(gzip.compress(json.dumps(document, indent=1, sort_keys=True).encode(), mtime=0))
-        print(f"wrote {fixture_path(name)}")
+    recorded = {
+        name: normalised(outputs_of(target, run_cli_in_process, baseline), places)
+        for name, (target, baseline, places) in targets(TRACES).items()
+    }
+    RECORDED.write_bytes(gzip.compress(json.dumps(recorded, indent=1, sort_keys=True).encode(), mtime=0))
+    print(f"wrote {RECORDED}: {', '.join(recorded)}")
     return 0
 
 
