@@ -234,41 +234,50 @@ SELECT step, cause, side, sum(e - s) AS ns FROM blame_pieces GROUP BY step, caus
 -- blame_holders: for the host causes a reason names, what held the time: each piece the cause won is
 -- cut at the boundaries of that cause's own intervals, and each part goes to the innermost (shortest, then
 -- first by name) interval of the cause covering it (the Python frame, op, runtime call or range that ran),
--- ns in all steps. A cause's pieces never overlap, so each boundary falls in at most one piece (an ASOF
--- join finds it), and its parts, numbered in time, are elementary: an interval covers exactly the run of
--- parts from the first starting at or after its start to the last ending at or before its end (two more
--- ASOF joins), with no pairwise comparison of parts and intervals.
+-- ns in all steps. Per cause, one ordered pass over every boundary (its intervals' and its won pieces')
+-- gives the elementary parts, whether each lies in a won piece (a cause's pieces never overlap: a running
+-- sum of +1/-1 at their edges) and a running count of the won ones; an interval covers exactly the won
+-- parts counted between its start and its end, both boundaries themselves (two equality joins), with no
+-- pairwise comparison of parts and intervals. The innermost is the least (duration, name), packed in one
+-- number: the duration above 32 bits, the name's rank in name order below.
 CREATE OR REPLACE TEMP TABLE blame_holders AS
 WITH named AS (
     SELECT s, e, name, cause, e - s AS dur FROM blame_intervals
     WHERE cause IN ('python', 'cpu_work', 'preprocess', 'sync_bubble', 'startup', 'module_loading', 'launching',
                     'framework_overhead')
 ),
-held AS (SELECT * FROM blame_pieces WHERE cause IN (SELECT DISTINCT cause FROM named)),
-bounds AS (SELECT cause, s AS t FROM named UNION SELECT cause, e FROM named),
-cuts AS (
-    SELECT h.step, h.s AS piece_s, h.cause, b.t
-    FROM bounds b ASOF JOIN held h ON h.cause = b.cause AND b.t > h.s
-    WHERE b.t < h.e
-    UNION SELECT step, s, cause, s FROM held
-    UNION SELECT step, s, cause, e FROM held
+names AS (SELECT name, row_number() OVER (ORDER BY name) AS name_rank FROM (SELECT DISTINCT name FROM named)),
+ranked AS (
+    SELECT n.s, n.e, n.cause, (CAST(n.dur AS HUGEINT) << 32) + r.name_rank AS preference
+    FROM named n JOIN names r ON r.name IS NOT DISTINCT FROM n.name
 ),
+held AS (SELECT cause, s, e FROM blame_pieces WHERE cause IN (SELECT DISTINCT cause FROM named)),
+edges AS (
+    SELECT cause, s AS t, 1 AS held_delta FROM held
+    UNION ALL SELECT cause, e, -1 FROM held
+    UNION ALL SELECT cause, s, 0 FROM named
+    UNION ALL SELECT cause, e, 0 FROM named
+),
+cuts AS (SELECT cause, t, sum(held_delta) AS held_delta FROM edges GROUP BY cause, t),
 parts AS (
-    SELECT step, cause, t AS s, lead(t) OVER (PARTITION BY step, piece_s, cause ORDER BY t) AS e FROM cuts
-    QUALIFY e IS NOT NULL
+    SELECT cause, t AS s, lead(t) OVER by_time AS e,
+           CAST(sum(held_delta) OVER (by_time ROWS UNBOUNDED PRECEDING) AS BIGINT) AS held
+    FROM cuts WINDOW by_time AS (PARTITION BY cause ORDER BY t)
 ),
-numbered AS (SELECT *, row_number() OVER (PARTITION BY cause ORDER BY s, e) AS k FROM parts),
+numbered AS MATERIALIZED (
+    SELECT *, CAST(sum(held) OVER (PARTITION BY cause ORDER BY s ROWS UNBOUNDED PRECEDING) AS BIGINT) AS k FROM parts
+),
 spans AS (
-    SELECT n.name, n.dur, n.cause, f.k AS k0, l.k AS k1
-    FROM named n
-    ASOF JOIN numbered f ON f.cause = n.cause AND n.s <= f.s
-    ASOF JOIN numbered l ON l.cause = n.cause AND n.e >= l.e
-    WHERE f.k <= l.k
+    SELECT n.preference, n.cause, a.k - a.held + 1 AS k0, b.k - b.held AS k1
+    FROM ranked n
+    JOIN numbered a ON a.cause = n.cause AND a.s = n.s
+    JOIN numbered b ON b.cause = n.cause AND b.s = n.e
+    WHERE b.k - b.held >= a.k - a.held + 1
 ),
-covering AS (SELECT name, dur, cause, unnest(range(k0, k1 + 1)) AS k FROM spans),
+covering AS (SELECT preference, cause, unnest(range(k0, k1 + 1)) AS k FROM spans),
 holder AS (
-    SELECT p.cause, p.s, p.e, arg_min(c.name, (c.dur, c.name)) AS name
-    FROM covering c JOIN numbered p USING (cause, k)
+    SELECT p.cause, p.e - p.s AS ns, CAST(min(c.preference) & 4294967295 AS BIGINT) AS name_rank
+    FROM covering c JOIN numbered p ON p.cause = c.cause AND p.k = c.k AND p.held = 1
     GROUP BY p.cause, p.k, p.s, p.e
 )
-SELECT cause, name, sum(e - s) AS ns FROM holder GROUP BY cause, name;
+SELECT h.cause, r.name, sum(h.ns) AS ns FROM holder h JOIN names r USING (name_rank) GROUP BY h.cause, r.name;

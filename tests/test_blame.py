@@ -325,3 +325,60 @@ def test_alexnet_cold_start_is_allocator_and_module_loading(shared_traces):
     assert causes["allocator"] >= 8.0e9  # ~6.5 s of cudaFree + ~1.9 s of cudaMalloc
     assert causes["allocator"] + causes["module_loading"] > 0.8 * total
     assert sorted(causes, key=causes.get, reverse=True)[:2] == ["allocator", "module_loading"]
+
+
+def _holders_statement() -> str:
+    """sql/blame.sql's blame_holders statement alone: it reads only blame_intervals and blame_pieces."""
+    import duckdb
+
+    text = (Path(__file__).resolve().parents[1] / "sql" / "blame.sql").read_text(encoding="utf-8")
+    statements = duckdb.connect().extract_statements(text)
+    (holders,) = [s.query for s in statements if "TEMP TABLE blame_holders" in s.query]
+    return holders
+
+
+def test_holders_match_a_plain_python_reference():
+    # Random host intervals of three causes (nested, overlapping, duplicated, shared names) and, per cause,
+    # disjoint won pieces inside the time its intervals cover. The reference walks every nanosecond of every
+    # piece and gives it to the covering interval of that cause with the least (duration, name).
+    import random
+
+    import duckdb
+    import pyarrow as pa
+
+    rng = random.Random(11)
+    intervals = []  # (s, e, name, cause)
+    for cause in ("python", "launching", "cpu_work"):
+        for _ in range(300):
+            s = rng.randint(0, 3000)
+            e = s + rng.choice((1, 2, 5, 20, 80, 400))
+            intervals.append((s, e, f"{cause[:2]}{rng.randint(0, 30)}", cause))
+            if rng.random() < 0.1:
+                intervals.append(intervals[-1])
+    pieces = []  # (step, s, e, cause)
+    for cause in ("python", "launching", "cpu_work"):
+        covered = sorted({t for s, e, _, c in intervals if c == cause for t in range(s, e)})
+        t = 0
+        for point in covered:
+            if point >= t and rng.random() < 0.05:
+                end = point + 1
+                while end in covered and end - point < 60 and rng.random() < 0.97:
+                    end += 1
+                pieces.append((1 + point // 1000, point, end, cause))
+                t = end + rng.randint(0, 3)
+    expected: dict[tuple[str, str], int] = {}
+    for _, s, e, cause in pieces:
+        for t in range(s, e):
+            covering = [(ie - i_s, name) for i_s, ie, name, c in intervals if c == cause and i_s <= t < ie]
+            name = min(covering)[1]
+            expected[(cause, name)] = expected.get((cause, name), 0) + 1
+
+    con = duckdb.connect()
+    columns = ("s", "e", "name", "cause")
+    con.register("i", pa.table({c: [row[n] for row in intervals] for n, c in enumerate(columns)}))
+    con.register("p", pa.table({c: [row[n] for row in pieces] for n, c in enumerate(("step", "s", "e", "cause"))}))
+    con.execute("CREATE TEMP TABLE blame_intervals AS SELECT s, e, name, cause, 15 AS priority FROM i")
+    con.execute("CREATE TEMP TABLE blame_pieces AS SELECT step, s, e, cause, 'host' AS side FROM p")
+    con.execute(_holders_statement())
+    got = {(cause, name): ns for cause, name, ns in con.execute("SELECT cause, name, ns FROM blame_holders").fetchall()}
+    assert len(pieces) > 50 and got == expected
