@@ -5,8 +5,9 @@
 -- declares `-- requires: intervals.sql`.
 -- Conventions: an interval is [s, e), half-open, in one integer unit (the timeline's ns); `grp` is
 -- the partition the algorithm runs in (a device, a thread: pack several keys as a struct,
--- {'pid': pid, 'tid': tid}); `id` names an interval uniquely and breaks ties. The table macros take
--- the name of a table, view or CTE holding those columns (DuckDB's query_table), any others kept.
+-- {'pid': pid, 'tid': tid}, or number them: a number partitions faster); `id` names an interval
+-- uniquely and breaks ties. The table macros take the name of a table, view or CTE holding those
+-- columns (DuckDB's query_table), any others kept.
 -- Zero-length intervals (s = e) cover no time: they overlap nothing, own no piece of time and hold no
 -- instant, but they still nest: one sits inside whatever is open at its instant, as a leaf.
 

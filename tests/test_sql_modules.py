@@ -303,3 +303,30 @@ def test_a_checkout_run_without_an_install_finds_its_own_sql(monkeypatch):
         assert (found / "blame.sql").is_file() and "blame.sql" in module_names()
     finally:
         sqlfiles.sql_directory.cache_clear()
+
+
+def test_us_text_to_ns_matches_exact_decimal_arithmetic():
+    # Kineto times as written: integers (the fast path), sub-µs digits, exponents, signs, hex-looking and
+    # non-numbers; each against Python's exact decimal: round(µs × 1000) ns, NULL where it is no number.
+    from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+    texts = ["1683564901753196", "1683564901753196.5", "1683564901753196.123456", "0", "-7", "007", "12.3456",
+             "1e3", "15e-1", "2.5E2", "+5", "9223372036854775", "-9223372036854775", "0x10", "0b101", "1,000",
+             "abc", "", "inf", "nan", "1.0005", "-1.0005"]  # fmt: skip
+
+    def exact(text: str):
+        try:
+            value = Decimal(text.replace("_", ""))
+        except InvalidOperation:
+            return None
+        if not value.is_finite():
+            return None
+        return int((value * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+    con = duckdb.connect()
+    (macro,) = [
+        s.query for s in con.extract_statements(all_modules()["ingest.sql"].text) if "us_text_to_ns(t)" in s.query
+    ]
+    con.execute(macro)
+    got = [con.execute("SELECT us_text_to_ns($t)", {"t": t}).fetchone()[0] for t in texts]
+    assert got == [exact(t) for t in texts]
