@@ -94,9 +94,8 @@ WITH marked AS (
     SELECT DISTINCT ts, dur FROM ev WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%'
 ),
 host_work AS (SELECT ts FROM ev WHERE kind IN ('op', 'runtime', 'python'))
-SELECT m.ts, m.dur,
-       EXISTS (SELECT 1 FROM host_work h WHERE h.ts >= m.ts AND h.ts < m.ts + m.dur) AS has_work
-FROM marked m;
+SELECT m.ts, m.dur, coalesce(h.ts < m.ts + m.dur, false) AS has_work  -- the first host work from its start on
+FROM marked m ASOF LEFT JOIN host_work h ON h.ts >= m.ts;
 
 -- dropped_steps: the ProfilerStep ranges left out because nothing ran inside them (count, and their ms).
 CREATE OR REPLACE TEMP TABLE dropped_steps AS
@@ -200,6 +199,17 @@ htod_launch AS (
     SELECT r.pid, r.tid, r.ts
     FROM device_activity a JOIN runtime_calls r ON a.correlation = r.correlation
     WHERE a.kind = 'memcpy' AND regexp_matches(a.name, '(?i)(htod|hosttodevice|h2d)')
+),
+-- the top-level op holding each such launch, its end included (the launch may come at its last instant). A
+-- thread's top-level ops never overlap: it is the last one starting at or before the launch, or the one
+-- before that where it starts right there
+top_ops AS (SELECT pid, tid, ts, dur FROM op_tree WHERE depth = 0),
+htod_holders AS (
+    SELECT o.ts, o.dur, h.ts AS launch_ts
+    FROM htod_launch h ASOF JOIN top_ops o ON o.pid = h.pid AND o.tid = h.tid AND h.ts >= o.ts
+    UNION ALL
+    SELECT o.ts, o.dur, h.ts
+    FROM htod_launch h ASOF JOIN top_ops o ON o.pid = h.pid AND o.tid = h.tid AND h.ts > o.ts
 )
 SELECT * FROM explicit
 WHERE phase IN (SELECT phase FROM phase_vocabulary)
@@ -216,9 +226,7 @@ WHERE depth = 0
        OR (pid, tid) IN (SELECT pid, tid FROM op_tree WHERE depth = 0 AND (name LIKE 'autograd::engine::evaluate_function:%' OR name LIKE '%Backward%')
                          EXCEPT SELECT pid, tid FROM ev WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%'))
 UNION ALL
-SELECT DISTINCT o.ts, o.ts + o.dur, 'to_device', 4
-FROM htod_launch h JOIN op_tree o
-  ON o.pid = h.pid AND o.tid = h.tid AND o.depth = 0 AND h.ts >= o.ts AND h.ts <= o.ts + o.dur;
+SELECT DISTINCT ts, ts + dur, 'to_device', 4 FROM htod_holders WHERE launch_ts <= ts + dur;
 
 -- phase_ranges: the candidates with their nesting depth (ranges open at their start), those nested
 -- deeper than nesting_cap left out: a piece of a step then lies in at most max_depth ranges.

@@ -330,3 +330,33 @@ def test_us_text_to_ns_matches_exact_decimal_arithmetic():
     con.execute(macro)
     got = [con.execute("SELECT us_text_to_ns($t)", {"t": t}).fetchone()[0] for t in texts]
     assert got == [exact(t) for t in texts]
+
+
+def test_a_copy_launched_where_two_top_level_ops_meet_makes_both_to_device(tmp_path):
+    # Top-level ops on the host thread: A [100, 110] µs, B [110, 120] (A's end is B's start), C [130, 140];
+    # a host-to-device copy launched at 110.0 lies in both A and B (an op's range holds its last instant),
+    # one launched at 135 lies in C only at depth 1 (inside aten::to's child): to_device ranges A, B and C;
+    # D [150, 160] holds a device-to-host copy only: not to_device.
+    from libreyolo_profile.store.decode.parse import parse_trace
+    from libreyolo_profile.store.ingest.timeline import ingest
+    from tests.synthetic_traces import annotation, memcpy, op, runtime, write_trace
+
+    events = [
+        annotation("ProfilerStep#1", 90, 80),
+        op("aten::to", 100, 10),
+        op("aten::copy_", 110, 10),
+        op("aten::to", 130, 10),
+        op("aten::_to_copy", 132, 6),
+        op("aten::item", 150, 10),
+        runtime("cudaMemcpyAsync", 110, 0.5, correlation=1),
+        runtime("cudaMemcpyAsync", 135, 1, correlation=2),
+        runtime("cudaMemcpyAsync", 152, 1, correlation=3),
+        memcpy("Memcpy HtoD (Pageable -> Device)", 111, 2, correlation=1),
+        memcpy("Memcpy HtoD (Pageable -> Device)", 136, 2, correlation=2),
+        memcpy("Memcpy DtoH (Device -> Pageable)", 153, 2, correlation=3),
+    ]
+    con = ingest(parse_trace(write_trace(tmp_path / "t.json", events)), None)
+    rows = con.execute("SELECT start_ns, end_ns FROM phase_ranges WHERE phase = 'to_device' ORDER BY ALL").fetchall()
+    origin = 90_000  # ns from the trace's first event
+    assert rows == [(100_000 - origin, 110_000 - origin), (110_000 - origin, 120_000 - origin),
+                    (130_000 - origin, 140_000 - origin)]  # fmt: skip
