@@ -1,11 +1,11 @@
 -- rank_timeline.sql — one rank's part of a job: its collectives, its exposed communication and its steps,
 -- on the trace's own absolute clock, so sql/collectives.sql can match them across ranks.
--- requires: ingest.sql, blame.sql
+-- requires: events.sql, ingest.sql, blame.sql
 -- inputs: trace_info (store/ingest/analyse.py creates it)
 -- Answers nothing by itself: it builds rank_timeline, which store/ingest/analyse.py reads into the analysis
 -- and a job profile (store/document/job.py) hands every rank's rows to sql/collectives.sql as job_timeline.
--- Binds: nothing. Reads placed_activity, step_ranges, host_annotations, trace_origin (sql/ingest.sql), blame_windows and
--- blame_pieces (sql/blame.sql).
+-- Binds: nothing. Reads placed_activity, step_ranges, host_annotations (sql/ingest.sql), trace_origin
+-- (sql/events.sql), blame_windows and blame_pieces (sql/blame.sql).
 --
 -- One row per thing, `what` says which:
 --   collective  a communication kernel (sql/kernel_categories.sql) on the device (a CPU trace: gloo's

@@ -325,7 +325,7 @@ def test_us_text_to_ns_matches_exact_decimal_arithmetic():
 
     con = duckdb.connect()
     (macro,) = [
-        s.query for s in con.extract_statements(all_modules()["ingest.sql"].text) if "us_text_to_ns(t)" in s.query
+        s.query for s in con.extract_statements(all_modules()["events.sql"].text) if "us_text_to_ns(t)" in s.query
     ]
     con.execute(macro)
     got = [con.execute("SELECT us_text_to_ns($t)", {"t": t}).fetchone()[0] for t in texts]

@@ -28,12 +28,9 @@ def analyse_trace(
     """cpu_peak: the CPU's measured roof (measure/cpu_peak.py), which only run/infer can give.
     rank: the rank a job import decided for this trace (store/document/job.py); else the trace's own."""
     parsed = parse_trace(path, progress=TraceReadingProgress)
-    con = ingest(parsed, kind_hint)
+    con = ingest(parsed, kind_hint)  # lets the raw columns go once DuckDB holds what it needs
     try:
-        durations = _duration_counts(con, parsed)
-    finally:
-        parsed.events = None  # DuckDB holds what it needs now; let the raw columns go
-    try:
+        durations = con.execute("SELECT duration_events, usable FROM duration_counts").fetchone()
         if con.execute("SELECT count(*) FROM step_ranges").fetchone()[0] == 0:
             raise UnanalysableError(f"{path}: the trace holds no host ops, annotations or device work to analyse")
         con.execute(
@@ -130,17 +127,3 @@ def register_roofline_inputs(con, devices: list[dict], cpu_peak: dict | None) ->
             "why": peak.get("null_reason") if cpu_peak else FOREIGN_CPU_PEAK,
         },
     )
-
-
-def _duration_counts(con, parsed) -> tuple[int, int]:
-    """(duration events, those whose duration is usable: a positive finite number). The SQL reads an
-    unusable duration (negative, NaN, missing) as 0, so without this a trace of nothing but broken
-    durations would look like an idle GPU."""
-    cursor = con.cursor()  # its own statement state: the ingest connection may hold a pending result
-    try:
-        cursor.register("duration_check_events", parsed.events)
-        return cursor.execute("""
-            SELECT count(*), count(*) FILTER (WHERE TRY_CAST(dur_text AS DECIMAL(38, 6)) > 0)
-            FROM duration_check_events WHERE ph = 'X'""").fetchone()
-    finally:
-        cursor.close()

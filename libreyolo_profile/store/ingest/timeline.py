@@ -42,7 +42,9 @@ def open_connection() -> duckdb.DuckDBPyConnection:
 
 
 def ingest(parsed: ParsedTrace, kind_hint: str | None) -> duckdb.DuckDBPyConnection:
-    """Derive steps, phases, placed ops and device work from the raw events (sql/ingest.sql)."""
+    """Derive steps, phases, placed ops and device work from the raw events (sql/events.sql, then
+    sql/ingest.sql). The decoder's columns are let go (parsed.events = None) as soon as the typed events
+    hold what they need: on a big trace both at once were most of the peak memory."""
     import pyarrow as pa
 
     con = open_connection()
@@ -50,10 +52,13 @@ def ingest(parsed: ParsedTrace, kind_hint: str | None) -> duckdb.DuckDBPyConnect
     # parallel scan delivers them in, which varies run to run, and every tie broken by event id (nesting of
     # equal ranges, which op owns an instant) varied with it
     events = parsed.events.append_column("event_seq", pa.array(range(parsed.events.num_rows), pa.int64()))
+    parsed.events = None
     con.register("raw_events", events)
+    run_module(con, "events.sql")
+    con.unregister("raw_events")
+    del events
     con.execute("CREATE TEMP TABLE ingest_params AS SELECT CAST($kind AS VARCHAR) AS kind_hint", {"kind": kind_hint})
     run_module(con, "ingest.sql")
-    con.unregister("raw_events")
     return con
 
 
