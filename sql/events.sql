@@ -1,10 +1,12 @@
 -- events.sql — the raw profiler events typed: one row per duration or instant event, times in integer ns.
--- inputs: raw_events (store/ingest/timeline.py registers the decoder's Arrow table)
+-- inputs: raw_events, raw_event_times (store/ingest/timeline.py registers the decoder's Arrow columns)
 --
 -- Answers nothing by itself: it builds ev, which sql/ingest.sql reads, and trace_origin and
--- duration_counts. Binds: nothing. Its input:
---   raw_events    one row per Kineto event (libreyolo_profile/store/decode/events.py: EVENT_SCHEMA), and
---                 event_seq BIGINT, its place in the decoder's order from 0
+-- duration_counts. Binds: nothing. Its inputs:
+--   raw_events       one row per Kineto event (libreyolo_profile/store/decode/events.py: EVENT_SCHEMA), and
+--                    event_seq BIGINT, its place in the decoder's order from 0; a stream, read once (by ev),
+--                    each batch's memory let go once read
+--   raw_event_times  the same events' ph, ts_text and dur_text, which can be read more than once
 -- It runs alone, before sql/ingest.sql, so that the caller can let the decoder's columns go once ev holds
 -- what it needs of them.
 
@@ -21,7 +23,14 @@ CASE WHEN NOT (contains(t, '.') OR contains(t, 'e') OR contains(t, 'E') OR conta
 -- trace_origin: the trace's first timestamp (ns on its own clock): every ts below counts from it, and a
 -- job's ranks are put on one clock by adding it back (sql/rank_timeline.sql).
 CREATE OR REPLACE TEMP TABLE trace_origin AS
-SELECT min(us_text_to_ns(ts_text)) AS origin_ns FROM raw_events;
+SELECT min(us_text_to_ns(ts_text)) AS origin_ns FROM raw_event_times;
+
+-- duration_counts: the duration events (ph X, count) and those with a usable duration: a positive finite
+-- number (count). ev reads an unusable one as 0, so without these a trace of nothing but broken durations
+-- would look like an idle GPU.
+CREATE OR REPLACE TEMP TABLE duration_counts AS
+SELECT count(*) AS duration_events, count(*) FILTER (WHERE TRY_CAST(dur_text AS DECIMAL(38, 6)) > 0) AS usable
+FROM raw_event_times WHERE ph = 'X';
 
 -- ev: every duration or instant event, typed, with what kind of thing it is.
 CREATE OR REPLACE TEMP TABLE ev AS
@@ -72,10 +81,3 @@ SELECT event_id, ph, cat, name, pid, tid,
        END AS kind
 FROM typed
 WHERE ts_abs IS NOT NULL;
-
--- duration_counts: the duration events (ph X, count) and those with a usable duration: a positive finite
--- number (count). ev reads an unusable one as 0, so without these a trace of nothing but broken durations
--- would look like an idle GPU.
-CREATE OR REPLACE TEMP TABLE duration_counts AS
-SELECT count(*) AS duration_events, count(*) FILTER (WHERE TRY_CAST(dur_text AS DECIMAL(38, 6)) > 0) AS usable
-FROM raw_events WHERE ph = 'X';

@@ -159,6 +159,32 @@ def test_spilled_output_is_the_same_table(plain_trace):
     assert parse_trace(plain_trace, sizes=DecodeSizes(spill_bytes=1 << 16, batch_rows=500)).events.equals(expected)
 
 
+def test_released_pages_of_a_spilled_table_read_back_the_same(plain_trace):
+    """Ingest lets go of each mapped batch once DuckDB has read it (release_pages): whatever touches the
+    table afterwards reads the same rows back from the file, and the mapping is resident no longer."""
+    from libreyolo_profile.store.decode.spill import release_pages
+
+    expected = parse_trace(plain_trace).events
+    spilled = parse_trace(plain_trace, sizes=DecodeSizes(spill_bytes=1 << 16, batch_rows=500)).events
+    assert spilled.equals(expected)  # every page touched
+    resident_before = _resident_kib_of_deleted_maps()
+    for batch in spilled.to_batches():
+        release_pages(batch)
+    assert _resident_kib_of_deleted_maps() < resident_before
+    assert spilled.equals(expected)
+
+
+def _resident_kib_of_deleted_maps() -> int:
+    """Resident KiB of this process's mappings of unlinked files (the spilled tables' maps)."""
+    total, in_deleted = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if "-" in line.split(" ", 1)[0] and len(line.split()) >= 5:
+            in_deleted = line.endswith("(deleted)")
+        elif in_deleted and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
 def test_batch_rows_cut_the_table_into_record_batches(plain_trace):
     """The sizes travel as a parameter down to the reader: batches of at least 500 rows (a batch is
     closed once a piece brings it to `batch_rows`) instead of one for the whole trace."""

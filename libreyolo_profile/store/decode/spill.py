@@ -3,8 +3,10 @@ large, so the table of a big trace is backed by the page cache instead of anonym
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
+import weakref
 from pathlib import Path
 
 import pyarrow as pa
@@ -60,8 +62,32 @@ class ArrowSink:
             shutil.rmtree(self.spill_dir, ignore_errors=True)
 
 
+# the maps decoded tables live in, as (map, its first address, its length): release_pages finds a batch's map
+_MAPS: list[tuple[weakref.ref, int, int]] = []
+
+
 def map_table(file: Path) -> pa.Table:
     """The Arrow file as a table backed by the page cache; the file is unlinked once mapped."""
-    table = pa.ipc.open_file(pa.memory_map(str(file))).read_all()
+    with open(file, "rb") as handle:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     file.unlink(missing_ok=True)
-    return table
+    buffer = pa.py_buffer(mapped)  # the table's buffers are slices of it, and keep the map alive
+    _MAPS[:] = [entry for entry in _MAPS if entry[0]() is not None]
+    _MAPS.append((weakref.ref(mapped), buffer.address, len(mapped)))
+    return pa.ipc.open_file(pa.BufferReader(buffer)).read_all()
+
+
+def release_pages(batch: pa.RecordBatch) -> None:
+    """Let go of the mapped pages holding `batch` once it has been read: the kernel reads them back from
+    the file should anything touch them again. Without this a one-pass read of a mapped table keeps all of
+    it resident to the end. A batch held in ordinary memory is left alone."""
+    spans = [(b.address, b.address + b.size) for column in batch.columns for b in column.buffers() if b and b.size]
+    if not spans or not hasattr(mmap, "MADV_DONTNEED"):  # a platform without madvise keeps the pages
+        return
+    low, high = min(s for s, _ in spans), max(e for _, e in spans)
+    for ref, base, length in _MAPS:
+        mapped = ref()
+        if mapped is not None and base <= low and high <= base + length:
+            start = (low - base) // mmap.PAGESIZE * mmap.PAGESIZE
+            mapped.madvise(mmap.MADV_DONTNEED, start, high - base - start)
+            return

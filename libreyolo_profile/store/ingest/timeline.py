@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import duckdb
+import pyarrow as pa
 
 from libreyolo_profile.sqlmodules import load_requirements, run_module
 from libreyolo_profile.store.connection import without_progress_bar
-from libreyolo_profile.store.decode.events import ParsedTrace
+from libreyolo_profile.store.decode.events import EVENT_SCHEMA, ParsedTrace
+from libreyolo_profile.store.decode.spill import release_pages
 from libreyolo_profile.store.schema import phase_vocabulary
+
+RAW_EVENTS_SCHEMA = EVENT_SCHEMA.append(pa.field("event_seq", pa.int64()))
 
 # DuckDB spills past this instead of growing with the trace (a 1 GB trace peaked at 2.4 GB without it).
 MEMORY_LIMIT = "1GB"
@@ -45,21 +49,30 @@ def ingest(parsed: ParsedTrace, kind_hint: str | None) -> duckdb.DuckDBPyConnect
     """Derive steps, phases, placed ops and device work from the raw events (sql/events.sql, then
     sql/ingest.sql). The decoder's columns are let go (parsed.events = None) as soon as the typed events
     hold what they need: on a big trace both at once were most of the peak memory."""
-    import pyarrow as pa
-
     con = open_connection()
-    # the events numbered in the decoder's order, once: `row_number() OVER ()` in SQL follows the order a
-    # parallel scan delivers them in, which varies run to run, and every tie broken by event id (nesting of
-    # equal ranges, which op owns an instant) varied with it
-    events = parsed.events.append_column("event_seq", pa.array(range(parsed.events.num_rows), pa.int64()))
-    parsed.events = None
-    con.register("raw_events", events)
+    table, parsed.events = parsed.events, None
+    con.register("raw_event_times", table.select(["ph", "ts_text", "dur_text"]))
+    con.register("raw_events", pa.RecordBatchReader.from_batches(RAW_EVENTS_SCHEMA, _numbered_batches(table)))
     run_module(con, "events.sql")
     con.unregister("raw_events")
-    del events
+    con.unregister("raw_event_times")
+    del table
     con.execute("CREATE TEMP TABLE ingest_params AS SELECT CAST($kind AS VARCHAR) AS kind_hint", {"kind": kind_hint})
     run_module(con, "ingest.sql")
     return con
+
+
+def _numbered_batches(table):
+    """The decoder's batches in its order, each numbered (event_seq) and its mapped pages let go once
+    DuckDB has read it: `row_number() OVER ()` in SQL follows the order a parallel scan delivers rows in,
+    which varies run to run, and every tie broken by event id (nesting of equal ranges, which op owns an
+    instant) varied with it."""
+    first = 0
+    for batch in table.to_batches():
+        seq = pa.array(range(first, first + batch.num_rows), pa.int64())
+        yield pa.RecordBatch.from_arrays([*batch.columns, seq], schema=RAW_EVENTS_SCHEMA)
+        release_pages(batch)
+        first += batch.num_rows
 
 
 def compute_metrics(con: duckdb.DuckDBPyConnection, images_per_step: int | None) -> dict:
