@@ -174,7 +174,11 @@ def bench_size(size_mb: int, runs: int, hta_python: str | None, hta_cap_gb: floa
         second = measure(cli, env)
         for label, r in (("first (ingest + analysis + cache write)", first), ("second (cached)", second)):
             status = "ok" if r["rc"] == 0 else f"rc={r['rc']}: {r['stderr'].strip().splitlines()[-1:]}"
-            print(f"summary --json, {label}: {r['wall_s']:.2f} s, peak RSS {r['peak_mb']:.0f} MiB, {status}")
+            ratio = r["peak_mb"] * 2**20 / size
+            print(
+                f"summary --json, {label}: {r['wall_s']:.2f} s, "
+                f"peak RSS {r['peak_mb']:.0f} MiB = {ratio:.2f}x the trace size, {status}"
+            )
     our_rate = events / statistics.median(walls)
     if hta_python:
         cap = int(hta_cap_gb * 2**30)
