@@ -13,8 +13,9 @@ from libreyolo_profile.store.schema import phase_vocabulary
 
 RAW_EVENTS_SCHEMA = EVENT_SCHEMA.append(pa.field("event_seq", pa.int64()))
 
-# DuckDB spills past this instead of growing with the trace. A 1 GB trace peaked at 2.4 GB without a limit;
-# with the decoder's pages let go as they are read, 1.23 GB at "1GB" and 0.98 GB at this (4 s slower of 33 s).
+# DuckDB spills past this instead of growing with the trace. The first summary of a 1 GB trace peaked at
+# 2.4 GB without a limit; with the decoder's pages let go as they are read, at 1,233 MiB with "1GB" and at
+# 963 MiB with this, 3 s slower (32 s; benchmarks/bench_ingest.py).
 MEMORY_LIMIT = "500MB"
 
 
