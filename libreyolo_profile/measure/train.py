@@ -250,9 +250,7 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
         if plain_first:
             plain = _unprofiled_pass(training, opts, runner, trial_seed)
             step.restore(start)
-        seed_everything(trial_seed, device)
-        _start_epoch(training)
-        step.begin_pass(training.trainer.train_loader)
+        _begin_pass(training, trial_seed)
         runner.warmup(step, opts.warmup)
         warmed = step.snapshot() if opts.overhead and not plain_first else None
         retries = profiler.cuda_memory_reset(device)
@@ -270,6 +268,13 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
     return _capture(trace_path, training.batch, mem, window, plain, machine, opts.steps, plain_first, device)
 
 
+def _begin_pass(training: Training, trial_seed: int) -> None:
+    """Every pass of a trial starts alike: seeded, the model in its epoch's modes, the loader's first batch next."""
+    seed_everything(trial_seed, training.device)
+    _start_epoch(training)
+    training.step.begin_pass(training.trainer.train_loader)
+
+
 def _start_epoch(training: Training) -> None:
     """What the trainer's `_train_epoch` does before its first batch: train mode, frozen BatchNorms
     (if any layers are frozen) back to eval."""
@@ -283,9 +288,7 @@ def _unprofiled_pass(training: Training, opts: RunOptions, runner: TrialRunner, 
     """The trial's pass without the profiler, from the state the caller restored: warmup, then the
     measured steps as one timed block."""
     step = training.step
-    seed_everything(trial_seed, training.device)
-    _start_epoch(training)
-    step.begin_pass(training.trainer.train_loader)
+    _begin_pass(training, trial_seed)
     runner.warmup(step, opts.warmup)
     block = runner.time_block(step, range(opts.steps))
     step.end_pass()
@@ -298,9 +301,7 @@ def _replay(training: Training, opts: RunOptions, runner: TrialRunner, trial_see
     as before, no step run on them: the process is warm by now), then the state after the warmup is
     restored, RNG included, and the measured steps run as one timed block on the same batches."""
     step = training.step
-    seed_everything(trial_seed, training.device)
-    _start_epoch(training)
-    step.begin_pass(training.trainer.train_loader)
+    _begin_pass(training, trial_seed)
     for _ in range(opts.warmup):
         next(step.batches)
     step.restore(warmed)
