@@ -10,6 +10,7 @@ takes the cause of the highest-priority (lowest number) interval covering it; no
 from __future__ import annotations
 
 import bisect
+import functools
 import gzip
 import json
 import re
@@ -228,6 +229,9 @@ def _kind(e: dict) -> str:
     return "op" if cat in ("cpu_op", "operator") else "other"
 
 
+# The references are slow by design (plain Python over every event) and several tests ask them about the
+# same shared trace: each answer is kept for the worker's session; callers only read what they get.
+@functools.lru_cache(maxsize=1)
 def load_events(path: Path) -> list[dict]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as handle:
@@ -289,6 +293,7 @@ def _op_executes(ops: list[dict]) -> dict[int, bool]:
     return {id(o): id(o) not in has_child or 2 * (o["dur"] - child_ns[id(o)]) >= o["dur"] for o in ops}
 
 
+@functools.cache
 def blame(path: Path) -> dict[int, dict]:
     """{step: {"wall_ns": int, "causes": {cause: ns}}} for the trace at `path`."""
     events = load_events(path)
@@ -464,6 +469,7 @@ def _union_ns(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
+@functools.cache
 def steps_and_device_work(path: Path) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
     """The steps' blame windows (ns) and every kernel, copy and memset as (start, end, name)."""
     events = load_events(path)
