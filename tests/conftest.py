@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.zygote import WORKER_ZYGOTE
+
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "traces"
 ON_CI = os.environ.get("CI", "").lower() == "true"
@@ -21,6 +23,21 @@ ON_CI = os.environ.get("CI", "").lower() == "true"
 # calls beside one busy core: ~100 s instead of ~20 s). One compute thread per measuring process keeps each
 # worker to its own core; a test that wants more sets OMP_NUM_THREADS itself.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pytest_collection_modifyitems(items):
+    """Test files in the order the workers should start them: the ones that run real models first (the
+    longest), then by how many tests they hold. pytest-xdist hands out whole files in collection order
+    (pyproject.toml turns its own reordering, by test count alone, off): a long file started last leaves
+    one core working alone at the end (the seed examples, 130 s, did)."""
+    by_file: dict[str, list] = {}
+    for item in items:
+        by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def cost(tests: list) -> tuple[bool, int]:
+        return (not any(t.get_closest_marker("slow") for t in tests), -len(tests))
+
+    items[:] = [item for tests in sorted(by_file.values(), key=cost) for item in tests]
 
 
 def require_traces() -> Path:
@@ -118,6 +135,21 @@ IN_PROCESS_COMMANDS = frozenset(
     }
 )
 ALWAYS_SUBPROCESS = os.environ.get("LIBREYOLO_PROFILE_TEST_SUBPROCESS") == "1"
+# Measurement and import commands are forked from a warm parent that has torch, LibreYOLO and our code
+# imported (tests/zygote.py): a fresh process each, without the 1-4 s of imports, ~200 times a suite.
+FORKED_COMMANDS = frozenset({"infer", "run", "import"})
+
+
+def pytest_sessionfinish(session):
+    WORKER_ZYGOTE.close()
+
+
+def run_measurement(
+    *args: str, cwd: Path | str | None = None, env: dict | None = None, timeout: float = 600
+) -> _subprocess.CompletedProcess:
+    """`python -m libreyolo_profile *args` with this complete environment (os.environ's when None), as
+    subprocess.run(capture_output=True, text=True) gives it; forked from the warm parent when it can be."""
+    return WORKER_ZYGOTE.run(list(args), cwd, dict(os.environ) if env is None else env, timeout)
 
 
 def default_sigint() -> None:
@@ -141,11 +173,14 @@ def signal_state(pid: int) -> str:
 def run_cli(
     *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300, subprocess: bool = False
 ) -> _subprocess.CompletedProcess:
-    """The real CLI: `python -m libreyolo_profile …`, in this process for the readers, else a fresh one."""
+    """The real CLI: `python -m libreyolo_profile …`, in this process for the readers, forked from the warm
+    parent for the measurements and imports, else a fresh interpreter (always one with subprocess=True)."""
     if not (subprocess or ALWAYS_SUBPROCESS) and args and args[0] in IN_PROCESS_COMMANDS:
         return run_cli_in_process(*args, cwd=cwd, env=env)
     full_env = dict(os.environ)
     full_env.update(env or {})
+    if not subprocess and args and args[0] in FORKED_COMMANDS:
+        return run_measurement(*args, cwd=cwd, env=full_env, timeout=timeout)
     return _subprocess.run(
         [sys.executable, "-m", "libreyolo_profile", *args],
         cwd=cwd,

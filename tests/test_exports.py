@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 IMGSZ = 64
@@ -34,14 +35,7 @@ def _env(home: Path, pythonpath: str = str(REPO)) -> dict:
 
 
 def cli(cwd: Path, home: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "libreyolo_profile", *args],
-        cwd=cwd,
-        env=env or _env(home),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_measurement(*args, cwd=cwd, env=env or _env(home))
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_YAML = REPO / "fixtures" / "synth3.yaml"
@@ -45,14 +46,7 @@ def _env(home: Path, **extra: str) -> dict:
 def cli(
     cwd: Path, home: Path, *args: str, env: dict | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "libreyolo_profile", *args],
-        cwd=cwd,
-        env=env or _env(home),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_measurement(*args, cwd=cwd, env=env or _env(home), timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from libreyolo_profile.measure.noise import LoadSampler
 from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
 from libreyolo_profile.vocabulary import thresholds
+from tests.conftest import run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -203,14 +204,7 @@ def test_a_process_outside_our_tree_counts_as_other():
 
 def cli(cwd: Path, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, HOME=str(cwd), LIBREYOLO_PROFILE_OFFLINE="1", PYTHONPATH=str(REPO), **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "libreyolo_profile", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_measurement(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 INFER = ("infer", "--device", "cpu", "--imgsz", "96", "--warmup", "1", "--runs", "20", "--no-report", "--no-trace")

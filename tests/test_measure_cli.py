@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_measurement
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_YAML = REPO / "fixtures" / "synth3.yaml"
 READERS = ("summary", "phases", "ops", "kernels")
@@ -40,14 +42,7 @@ def sandbox(tmp_path):
 
 def cli(sandbox, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     cwd, _, env = sandbox
-    return subprocess.run(
-        [sys.executable, "-m", "libreyolo_profile", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_measurement(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 def assert_only(sandbox, *names: str) -> None:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_measurement
 from tests.modules_reference import reference, step_count
 
 REPO = Path(__file__).resolve().parents[1]
@@ -328,23 +327,8 @@ def test_module_depth_is_checked_before_measuring(tmp_path):
 def _measure(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, LIBREYOLO_PROFILE_OFFLINE="1", HOME=str(tmp_path / "home"), COLUMNS="200")
     (tmp_path / "home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "libreyolo_profile",
-            *args,
-            "--device",
-            "cpu",
-            "--no-report",
-            "--project",
-            str(tmp_path / "out"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    return run_measurement(
+        *args, "--device", "cpu", "--no-report", "--project", str(tmp_path / "out"), cwd=tmp_path, env=env
     )
 
 

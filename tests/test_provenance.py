@@ -17,7 +17,6 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ import pytest
 from libreyolo_profile.metric_catalog import UNPROFILED_HEADLINE
 from libreyolo_profile.store.document.capture import UnprofiledTiming
 from libreyolo_profile.store.document.headline import unprofiled_metrics
+from tests.conftest import run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 WIDTHS = (80, 120)
@@ -50,14 +50,7 @@ def test_the_headline_set_is_what_the_unprofiled_calls_overwrite():
 
 
 def _cli(cwd: Path, env: dict, *args: str, columns: int = 200) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "libreyolo_profile", *args],
-        cwd=cwd,
-        env={**env, "COLUMNS": str(columns)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_measurement(*args, cwd=cwd, env={**env, "COLUMNS": str(columns)})
 
 
 @pytest.fixture(scope="module")

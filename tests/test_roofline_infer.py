@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, run_measurement
 from tests.roofline_reference import reference_units
 from tests.test_roofline import _over_phases
 
@@ -31,14 +30,7 @@ COUNTED_FAMILIES = (
 
 def _cli(cwd, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, LIBREYOLO_PROFILE_OFFLINE="1", PYTHONPATH=str(REPO), COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "libreyolo_profile", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    return run_measurement(*args, cwd=cwd, env=env, timeout=900)
 
 
 def test_forward_flops_equal_the_models_flop_count(tmp_path):

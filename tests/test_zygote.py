@@ -1,0 +1,68 @@
+"""The warm parent the suite forks measurement and import commands from (tests/zygote.py) gives what a
+fresh `python -m libreyolo_profile` process gives: exit code, stdout, stderr, working directory and
+environment; where a fork could not honour the environment, a fresh interpreter runs instead."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.zygote import WORKER_ZYGOTE
+
+
+def fresh(args: list[str], cwd, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "libreyolo_profile", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["infer", "--device", "0"],  # a usage error: exit 2, one line on stderr
+        ["import", "no/such/trace.json", "--project", "out"],  # relative to the working directory
+        ["summary", "--help"],  # exit 0, stdout only
+    ],
+)
+def test_a_forked_command_answers_as_a_fresh_process(tmp_path, args):
+    env = dict(os.environ, COLUMNS="120", LIBREYOLO_PROFILE_OFFLINE="1")
+    assert WORKER_ZYGOTE.can_fork(env)
+    forked = WORKER_ZYGOTE.run(args, tmp_path, env, timeout=120)
+    expected = fresh(args, tmp_path, env)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        expected.returncode,
+        expected.stdout,
+        expected.stderr,
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_child_gets_the_requests_environment_and_the_parent_keeps_its_own(tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    trace = tmp_path / "t.json"
+    trace.write_text('{"traceEvents": []}')
+    forked = WORKER_ZYGOTE.run(["import", str(trace), "--project", "p", "--json"], tmp_path, env, timeout=120)
+    assert forked.returncode != 0 and "Traceback" not in forked.stderr
+    assert forked.stderr == fresh(["import", str(trace), "--project", "p", "--json"], tmp_path, env).stderr
+    # the parent's own environment and working directory are untouched by the child's
+    again = WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, dict(os.environ), timeout=120)
+    assert again.returncode == 0
+
+
+def test_an_environment_a_fork_cannot_honour_gets_a_fresh_interpreter(tmp_path):
+    (tmp_path / "shadow").mkdir()
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "shadow"))
+    assert not WORKER_ZYGOTE.can_fork(env)
+    assert not WORKER_ZYGOTE.can_fork(dict(os.environ, OMP_NUM_THREADS="7"))
+    result = WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, env, timeout=120)
+    assert result.returncode == 0 and "summary" in result.stdout
+
+
+def test_a_command_past_its_timeout_is_killed_and_the_parent_serves_on(tmp_path):
+    endless = ["infer", "--device", "cpu", "--imgsz", "64", "--runs", "100000", "--project", "out"]
+    with pytest.raises(subprocess.TimeoutExpired):
+        WORKER_ZYGOTE.run(endless, tmp_path, dict(os.environ, LIBREYOLO_PROFILE_OFFLINE="1"), timeout=3)
+    assert WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, dict(os.environ), timeout=120).returncode == 0
