@@ -29,7 +29,7 @@ def fresh(args: list[str], cwd, env: dict) -> subprocess.CompletedProcess:
 )
 def test_a_forked_command_answers_as_a_fresh_process(tmp_path, args):
     env = dict(os.environ, COLUMNS="120", LIBREYOLO_PROFILE_OFFLINE="1")
-    assert WORKER_ZYGOTE.can_fork(env)
+    assert WORKER_ZYGOTE.can_fork(env)  # the worker's own environment, whatever earlier tests left in it
     forked = WORKER_ZYGOTE.run(args, tmp_path, env, timeout=120)
     expected = fresh(args, tmp_path, env)
     assert (forked.returncode, forked.stdout, forked.stderr) == (
@@ -50,6 +50,16 @@ def test_the_child_gets_the_requests_environment_and_the_parent_keeps_its_own(tm
     # the parent's own environment and working directory are untouched by the child's
     again = WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, dict(os.environ), timeout=120)
     assert again.returncode == 0
+
+
+def test_a_parent_started_under_another_environment_is_replaced(tmp_path, monkeypatch):
+    WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, dict(os.environ), timeout=120)
+    first = WORKER_ZYGOTE.proc.pid
+    monkeypatch.setenv("PYTHONHASHSEED", "6640")  # as Dask's multiprocessing scheduler leaves it, for good
+    env = dict(os.environ)
+    assert WORKER_ZYGOTE.can_fork(env)
+    assert WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, env, timeout=120).returncode == 0
+    assert WORKER_ZYGOTE.proc.pid != first and WORKER_ZYGOTE.env["PYTHONHASHSEED"] == "6640"
 
 
 def test_an_environment_a_fork_cannot_honour_gets_a_fresh_interpreter(tmp_path):

@@ -80,6 +80,10 @@ class Zygote:
         self.lock = threading.Lock()
 
     def _start(self) -> subprocess.Popen:
+        """The parent, started under the worker's environment of now: one started under another (a library
+        the worker imported since, Dask's for one, sets PYTHONHASHSEED for good) is replaced."""
+        if self.proc is not None and _startup_env(self.env) != _startup_env(dict(os.environ)):
+            self.close()
         if self.proc is None or self.proc.poll() is not None:
             self.env = dict(os.environ)
             path = [str(REPO), *[e for e in self.env.get("PYTHONPATH", "").split(os.pathsep) if e]]
@@ -96,7 +100,7 @@ class Zygote:
     def can_fork(self, env: dict) -> bool:
         if os.environ.get("LIBREYOLO_PROFILE_TEST_SUBPROCESS") == "1":
             return False
-        return _startup_env(env) == _startup_env(self.env if self.proc is not None else dict(os.environ))
+        return _startup_env(env) == _startup_env(dict(os.environ))
 
     def run(self, args: list[str], cwd: Path | str | None, env: dict, timeout: float) -> subprocess.CompletedProcess:
         """`python -m libreyolo_profile *args` with this cwd and complete environment, as subprocess.run
@@ -140,6 +144,8 @@ class Zygote:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
+        self.proc = None
 
 
 # one per test worker: conftest.py is imported twice (by pytest as `conftest`, by the tests as
