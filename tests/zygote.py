@@ -7,7 +7,7 @@ environment, argv and standard streams: stdin /dev/null, stdout and stderr to fi
 gives) that runs the same entry point `python -m libreyolo_profile` runs and exits with its code.
 
 What a fork cannot give, a fresh interpreter still does (`Zygote.run` falls back to `subprocess.run`): an
-environment that changes how the interpreter or its thread pools start (PYTHON*, LD_*, OMP_*, MKL_*), a test
+environment that changes how the interpreter or its thread pools start (PYTHON*, LD_PRELOAD, OMP_*, MKL_*), a test
 that signals the process or needs its startup, and every run under LIBREYOLO_PROFILE_TEST_SUBPROCESS=1.
 tests/test_cli_contract.py and the seed examples keep the interpreter's own start covered.
 
