@@ -10,6 +10,7 @@ test would lose the sub-µs precision it means to check.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -166,8 +167,8 @@ def write_trace(path: Path, events: list[dict], devices: list[dict] | None = Non
         head = json.dumps({"schemaVersion": 1, "deviceProperties": devices or []})[:-1]
         body = ",\n  ".join(json.dumps(event, default=placeholder) for event in events)
         text = head + ', "traceEvents": [\n  ' + body + "\n]}\n"
-    for index, raw in enumerate(raw_times):
-        text = text.replace(f'"@@time{index}@@"', raw, 1)
+    # one pass over the text: a replace per time rescanned the whole document (30 s for 20,000 events)
+    text = re.sub(r'"@@time(\d+)@@"', lambda match: raw_times[int(match.group(1))], text)
     path.write_text(text)
     return path
 
