@@ -33,8 +33,8 @@ def open_profile(path: Path) -> OpenProfile:
     import duckdb
 
     loaded = load_document(path)
-    directory = sidecar_dir(loaded)
     con = without_progress_bar(duckdb.connect(":memory:"))
+    directory = sidecar_dir(loaded, con)  # its footer checks on this connection: a second database cost ~15 ms
     # a job profile's readers show the rank its metrics are (store/document/job.py: the slowest), so each
     # table agrees with the headline; the job's own tables, and `query`, keep every rank
     shown = (loaded.doc.get("job") or {}).get("metrics_rank")

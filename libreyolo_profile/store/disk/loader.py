@@ -272,47 +272,66 @@ def _load_trace(path: Path) -> Loaded:
     return loaded
 
 
-def _sidecars_match(home: Path, doc: dict) -> bool:
-    return _sidecar_mismatch(home, doc) is None
+def _sidecars_match(home: Path, doc: dict, con=None) -> bool:
+    return _sidecar_mismatch(home, doc, con) is None
 
 
-def _sidecar_mismatch(home: Path, doc: dict) -> str | None:
+def _sidecar_mismatch(home: Path, doc: dict, con=None) -> str | None:
     """Why the parquet files in `home` are not the tables of `doc` (None: they are): one missing, corrupt,
-    written for another generation or row count, or with columns other than the table's (schema.py)."""
-    import duckdb
-
-    for table in TABLES:
-        file = home / f"{table}.parquet"
+    written for another generation or row count, or with columns other than the table's (schema.py). `con`:
+    a DuckDB connection to ask on (default: DuckDB's own)."""
+    files = {table: home / f"{table}.parquet" for table in TABLES}
+    try:  # every file's footer in three statements: one pair of statements per file was half a reader's work
+        facts = _parquet_facts(list(files.values()), con) if all(f.is_file() for f in files.values()) else {}
+    except Exception:  # one unreadable: the file-by-file pass below says which comes first
+        facts = {}
+    for table, file in files.items():
         if not file.is_file():
             return "missing"
         try:
-            rows = duckdb.execute(
-                "SELECT (SELECT CAST(value AS VARCHAR) FROM parquet_kv_metadata($f) "
-                "        WHERE CAST(key AS VARCHAR) = $key), "
-                "       (SELECT count(*) FROM read_parquet($f))",
-                {"f": str(file), "key": GENERATION_KEY},
-            ).fetchone()
-            columns = duckdb.execute("SELECT name, type FROM parquet_schema($f)", {"f": str(file)}).fetchall()
+            generation, rows, columns = facts.get(str(file)) or _parquet_facts([file], con)[str(file)]
         except Exception:  # unreadable or corrupt parquet: rebuild from profile.json
             return "corrupt"
-        if rows[0] != doc.get("generation"):
+        if generation != doc.get("generation"):
             return "stale"
-        if columns[1:] != parquet_columns(table):  # written for this profile.json, but not by us
+        if columns != parquet_columns(table):  # written for this profile.json, but not by us
             return f"{file} holds other columns than the {table} table"
-        if rows[1] != len(doc["tables"].get(table, {"rows": []})["rows"]):
-            return (
-                f"{file} holds {rows[1]} rows, its profile.json {len(doc['tables'].get(table, {'rows': []})['rows'])}"
-            )
+        expected = len(doc["tables"].get(table, {"rows": []})["rows"])
+        if rows != expected:
+            return f"{file} holds {rows} rows, its profile.json {expected}"
     return None
 
 
-def sidecar_dir(loaded: Loaded) -> Path:
+def _parquet_facts(files: list[Path], con=None) -> dict[str, tuple[str | None, int, list[tuple[str, str]]]]:
+    """{file: (our generation key's value or None, rows, [(column, parquet physical type)])}, from the
+    footers alone; raises on a file that is not parquet."""
+    if con is None:
+        import duckdb as con
+
+    names = [str(file) for file in files]
+    rows = dict(con.execute("SELECT file_name, num_rows FROM parquet_file_metadata($f)", {"f": names}).fetchall())
+    generations = dict(
+        con.execute(
+            "SELECT file_name, CAST(value AS VARCHAR) FROM parquet_kv_metadata($f) WHERE CAST(key AS VARCHAR) = $key",
+            {"f": names, "key": GENERATION_KEY},
+        ).fetchall()
+    )
+    columns: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
+    for name, column, physical in con.execute(
+        "SELECT file_name, name, type FROM parquet_schema($f) WHERE column_id > 0 ORDER BY file_name, column_id",
+        {"f": names},
+    ).fetchall():
+        columns[name].append((column, physical))
+    return {name: (generations.get(name), rows[name], columns[name]) for name in names}
+
+
+def sidecar_dir(loaded: Loaded, con=None) -> Path:
     """The directory whose parquet files match the document: beside it, or rebuilt in the cache."""
     from libreyolo_profile.store.disk.cache import is_entry, publish_entry
     from libreyolo_profile.store.workdir import scratch, writing
 
     if loaded.home is not None:
-        mismatch = _sidecar_mismatch(loaded.home, loaded.doc)
+        mismatch = _sidecar_mismatch(loaded.home, loaded.doc, con)
         if mismatch is None:
             return loaded.home
         if mismatch not in ("missing", "corrupt", "stale"):  # the generation matched: say why it is not used
@@ -325,7 +344,7 @@ def sidecar_dir(loaded: Loaded) -> Path:
     encoded = json.dumps(loaded.doc["tables"], sort_keys=True, default=str).encode()
     key = bytes_key(encoded + str(loaded.doc.get("generation")).encode())
     home = cache_root() / "sidecars" / key
-    if is_entry(home) and _sidecars_match(home, loaded.doc):
+    if is_entry(home) and _sidecars_match(home, loaded.doc, con):
         return home  # a read-only cache still answers what it holds
 
     def rebuild(root: Path) -> Path:
