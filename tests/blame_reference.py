@@ -196,6 +196,7 @@ _ANNOTATION_NAMES = re.compile(
 LOADING_LAUNCH_NS = 1_000_000
 
 
+@functools.cache  # a trace launches the same few hundred names thousands of times, some of them kilobytes long
 def kernel_group(name: str) -> str:
     # the function's own namespaces go (a GEMM library's stay); template arguments stay
     stripped = name if _GEMM_LIBRARY.match(name) else _LEADING_NAMESPACES.sub("", name, count=1)
