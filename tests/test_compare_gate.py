@@ -536,13 +536,14 @@ MEASURE = [
 def measured(tmp_path_factory):
     root = tmp_path_factory.mktemp("gate-measured")
     # One compute thread: on a CPU shared with other work, OpenMP threads spin-waiting for a core
-    # slowed calls here from ~55 ms to over 1 s and spread the trials by ±70 %; pinned, ±7 %.
+    # slowed calls here from ~55 ms to over 1 s and spread the trials by ±70 %; pinned, ±7 %. (torch sizes
+    # MKL's pool from OpenMP's; an MKL_NUM_THREADS of its own would also cost each run the warm parent
+    # of tests/zygote.py: a fresh interpreter importing torch, ~4 s a run.)
     env = {
         "LIBREYOLO_PROFILE_OFFLINE": "1",
         "HOME": str(root / "home"),
         "PYTHONPATH": str(REPO),
         "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
     }
     os.makedirs(env["HOME"])
     profiles = {}
