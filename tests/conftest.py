@@ -74,8 +74,10 @@ def trace(traces_dir, request, private_cache):
 class AnalysedTraces:
     """The shared traces analysed by the product itself (`summary`), each once per session (per xdist
     worker) and only when a test first asks for it: every test's private cache starts as a copy of
-    what is analysed so far, instead of paying 1-3 s per trace per test. A test that needs the
-    cache empty is marked `cold_cache`."""
+    what is analysed so far, instead of paying 1-3 s per trace per test. So do the entries measuring
+    commands remember (a model's FLOP count, the CPU's roof: measure/remembered.py), gathered from each
+    test's cache after it: ~1 s of every CPU measurement otherwise. A test that needs the cache empty
+    is marked `cold_cache`."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -95,6 +97,27 @@ class AnalysedTraces:
     def copy_into(self, cache: Path) -> None:
         if self.entries.is_dir():
             shutil.copytree(self.entries, cache / "libreyolo-profile" / "traces", dirs_exist_ok=True)
+        for area in REMEMBERED_AREAS:
+            _copy_entries(self.root / "libreyolo-profile" / area, cache / "libreyolo-profile" / area)
+
+    def gather_remembered(self, cache: Path) -> None:
+        for area in REMEMBERED_AREAS:
+            _copy_entries(cache / "libreyolo-profile" / area, self.root / "libreyolo-profile" / area)
+
+
+REMEMBERED_AREAS = ("flops", "cpu_peak")
+
+
+def _copy_entries(source: Path, target: Path) -> None:
+    """The regular *.json files of `source` into `target` (a test may plant links or other files there, or
+    leave its cache unreadable: then nothing is shared, which only costs the next test a measurement)."""
+    try:
+        for entry in source.glob("*.json") if source.is_dir() else ():
+            if entry.is_file() and not entry.is_symlink():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(entry, target / entry.name)
+    except OSError:
+        pass
 
 
 @pytest.fixture(scope="session")
@@ -104,12 +127,17 @@ def analysed_traces(tmp_path_factory) -> AnalysedTraces:
 
 @pytest.fixture(autouse=True)
 def private_cache(request, tmp_path_factory, monkeypatch):
-    """Every test gets its own reader cache, so nothing leaks between tests or into ~/.cache."""
+    """Every test gets its own reader cache, so nothing leaks into ~/.cache and no test sees another's
+    derived files: only what AnalysedTraces shares (the shared traces' analyses, the remembered entries)."""
     cache = tmp_path_factory.mktemp("xdg-cache")
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    if request.node.get_closest_marker("cold_cache") is None:
-        request.getfixturevalue("analysed_traces").copy_into(cache)
-    return cache
+    if request.node.get_closest_marker("cold_cache") is not None:
+        yield cache
+        return
+    analysed = request.getfixturevalue("analysed_traces")
+    analysed.copy_into(cache)
+    yield cache
+    analysed.gather_remembered(cache)
 
 
 # The readers answer in-process (Typer's app called as `python -m libreyolo_profile` would call it, with

@@ -9,6 +9,8 @@ torch = pytest.importorskip("torch")
 
 from libreyolo_profile.measure import families, flop_cache  # noqa: E402
 
+pytestmark = pytest.mark.cold_cache  # counts what is measured: nothing remembered by earlier tests
+
 
 def conv(channels: int = 8):
     return torch.nn.Sequential(torch.nn.Conv2d(3, channels, 3, padding=1), torch.nn.ReLU())

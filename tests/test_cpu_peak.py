@@ -1,0 +1,108 @@
+"""The CPU's roof remembered per machine for a day (measure/cpu_peak.py, issue 27): measured once, then the
+same figures with the time they were measured; measured again when a day has passed, when the thread count
+differs, when the probe failed, and whenever the remembered entry is damaged, planted or not a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from libreyolo_profile.measure import cpu_peak  # noqa: E402
+
+pytestmark = pytest.mark.cold_cache  # counts the probes: nothing remembered by earlier tests
+
+FIGURES = {"fp32_tflops": 0.25, "tb_per_s": 0.02}
+
+
+@pytest.fixture
+def probes(monkeypatch):
+    """The probe replaced by one that counts its runs (the real one is run by every CPU measurement)."""
+    runs = []
+
+    def probe():
+        runs.append(time.time())
+        return {**FIGURES, "threads": torch.get_num_threads(), "method": f"measured: probe {len(runs)}"}
+
+    monkeypatch.setattr(cpu_peak, "measure_cpu_peak", probe)
+    return runs
+
+
+def only_entry(cache) -> os.PathLike:
+    (entry,) = (cache / "libreyolo-profile" / "cpu_peak").iterdir()
+    return entry
+
+
+def test_measured_once_then_remembered_with_when(probes, private_cache):
+    first = cpu_peak.cpu_peak()
+    again = cpu_peak.cpu_peak()
+    assert len(probes) == 1
+    assert first["method"] == "measured: probe 1" and first["measured_at"].endswith("Z")
+    assert {k: again[k] for k in FIGURES} == FIGURES and again["measured_at"] == first["measured_at"]
+    assert again["method"].startswith("measured: probe 1, at " + first["measured_at"])
+    assert "by an earlier command on this machine" in again["method"]
+
+
+@pytest.mark.parametrize("hours_ago", [25, -1])  # older than a day, or a time still to come
+def test_a_roof_from_another_day_is_measured_again(probes, private_cache, hours_ago):
+    cpu_peak.cpu_peak()
+    entry = only_entry(private_cache)
+    kept = json.loads(entry.read_text())
+    entry.write_text(json.dumps(dict(kept, measured_at=time.time() - hours_ago * 3600)))
+    assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+
+
+def test_another_thread_count_is_another_roof(probes, private_cache):
+    threads = torch.get_num_threads()
+    cpu_peak.cpu_peak()
+    try:
+        torch.set_num_threads(threads + 1)
+        assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+    finally:
+        torch.set_num_threads(threads)
+    assert cpu_peak.cpu_peak()["method"].startswith("measured: probe 1, at ")
+    assert len(list((private_cache / "libreyolo-profile" / "cpu_peak").iterdir())) == 2
+
+
+def test_a_failed_probe_is_not_remembered(monkeypatch, private_cache):
+    monkeypatch.setattr(cpu_peak, "measure_cpu_peak", lambda: {"null_reason": "the CPU peak probe failed (x)"})
+    assert cpu_peak.cpu_peak() == {"null_reason": "the CPU peak probe failed (x)"}
+    assert not (private_cache / "libreyolo-profile" / "cpu_peak").exists()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "not json",
+        '{"fp32_tflops": -1, "tb_per_s": 0.02, "threads": 1, "method": "m", "measured_at": 0}',
+        '{"fp32_tflops": "0.25"}',
+        '{"fp32_tflops": 1e999, "tb_per_s": 0.02, "threads": 1, "method": "m", "measured_at": 0}',
+        "[" * 5000,  # larger than any entry of ours
+    ],
+)
+def test_a_damaged_entry_is_measured_again_and_replaced(probes, private_cache, damage):
+    cpu_peak.cpu_peak()
+    entry = only_entry(private_cache)
+    entry.write_text(damage.replace('"measured_at": 0', f'"measured_at": {time.time()}'))
+    assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+    assert json.loads(entry.read_text())["method"] == "measured: probe 2"
+
+
+def test_a_planted_link_or_fifo_is_not_read_and_not_written_through(probes, private_cache, tmp_path):
+    cpu_peak.cpu_peak()
+    entry = only_entry(private_cache)
+    good = entry.read_text()
+    victim = tmp_path / "victim.json"
+    victim.write_text(good)  # a well-formed roof behind the link: still not read
+    entry.unlink()
+    entry.symlink_to(victim)
+    assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+    assert victim.read_text() == good and not entry.is_symlink()  # replaced by our own file
+    entry.unlink()
+    os.mkfifo(entry)
+    assert cpu_peak.cpu_peak()["method"] == "measured: probe 3"  # read without blocking, then replaced
+    assert entry.is_file()
