@@ -17,6 +17,7 @@ from libreyolo_profile.measure import cpu_peak  # noqa: E402
 pytestmark = pytest.mark.cold_cache  # counts the probes: nothing remembered by earlier tests
 
 FIGURES = {"fp32_tflops": 0.25, "tb_per_s": 0.02}
+CPU = "Test CPU @ 1.00GHz"
 
 
 @pytest.fixture
@@ -38,8 +39,8 @@ def only_entry(cache) -> os.PathLike:
 
 
 def test_measured_once_then_remembered_with_when(probes, private_cache):
-    first = cpu_peak.cpu_peak()
-    again = cpu_peak.cpu_peak()
+    first = cpu_peak.cpu_peak(CPU)
+    again = cpu_peak.cpu_peak(CPU)
     assert len(probes) == 1
     assert first["method"] == "measured: probe 1" and first["measured_at"].endswith("Z")
     assert {k: again[k] for k in FIGURES} == FIGURES and again["measured_at"] == first["measured_at"]
@@ -49,28 +50,28 @@ def test_measured_once_then_remembered_with_when(probes, private_cache):
 
 @pytest.mark.parametrize("hours_ago", [25, -1])  # older than a day, or a time still to come
 def test_a_roof_from_another_day_is_measured_again(probes, private_cache, hours_ago):
-    cpu_peak.cpu_peak()
+    cpu_peak.cpu_peak(CPU)
     entry = only_entry(private_cache)
     kept = json.loads(entry.read_text())
     entry.write_text(json.dumps(dict(kept, measured_at=time.time() - hours_ago * 3600)))
-    assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+    assert cpu_peak.cpu_peak(CPU)["method"] == "measured: probe 2"
 
 
 def test_another_thread_count_is_another_roof(probes, private_cache):
     threads = torch.get_num_threads()
-    cpu_peak.cpu_peak()
+    cpu_peak.cpu_peak(CPU)
     try:
         torch.set_num_threads(threads + 1)
-        assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+        assert cpu_peak.cpu_peak(CPU)["method"] == "measured: probe 2"
     finally:
         torch.set_num_threads(threads)
-    assert cpu_peak.cpu_peak()["method"].startswith("measured: probe 1, at ")
+    assert cpu_peak.cpu_peak(CPU)["method"].startswith("measured: probe 1, at ")
     assert len(list((private_cache / "libreyolo-profile" / "cpu_peak").iterdir())) == 2
 
 
 def test_a_failed_probe_is_not_remembered(monkeypatch, private_cache):
     monkeypatch.setattr(cpu_peak, "measure_cpu_peak", lambda: {"null_reason": "the CPU peak probe failed (x)"})
-    assert cpu_peak.cpu_peak() == {"null_reason": "the CPU peak probe failed (x)"}
+    assert cpu_peak.cpu_peak(CPU) == {"null_reason": "the CPU peak probe failed (x)"}
     assert not (private_cache / "libreyolo-profile" / "cpu_peak").exists()
 
 
@@ -85,24 +86,24 @@ def test_a_failed_probe_is_not_remembered(monkeypatch, private_cache):
     ],
 )
 def test_a_damaged_entry_is_measured_again_and_replaced(probes, private_cache, damage):
-    cpu_peak.cpu_peak()
+    cpu_peak.cpu_peak(CPU)
     entry = only_entry(private_cache)
     entry.write_text(damage.replace('"measured_at": 0', f'"measured_at": {time.time()}'))
-    assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+    assert cpu_peak.cpu_peak(CPU)["method"] == "measured: probe 2"
     assert json.loads(entry.read_text())["method"] == "measured: probe 2"
 
 
 def test_a_planted_link_or_fifo_is_not_read_and_not_written_through(probes, private_cache, tmp_path):
-    cpu_peak.cpu_peak()
+    cpu_peak.cpu_peak(CPU)
     entry = only_entry(private_cache)
     good = entry.read_text()
     victim = tmp_path / "victim.json"
     victim.write_text(good)  # a well-formed roof behind the link: still not read
     entry.unlink()
     entry.symlink_to(victim)
-    assert cpu_peak.cpu_peak()["method"] == "measured: probe 2"
+    assert cpu_peak.cpu_peak(CPU)["method"] == "measured: probe 2"
     assert victim.read_text() == good and not entry.is_symlink()  # replaced by our own file
     entry.unlink()
     os.mkfifo(entry)
-    assert cpu_peak.cpu_peak()["method"] == "measured: probe 3"  # read without blocking, then replaced
+    assert cpu_peak.cpu_peak(CPU)["method"] == "measured: probe 3"  # read without blocking, then replaced
     assert entry.is_file()

@@ -246,7 +246,7 @@ def workspace(project: Path, kind: str) -> Iterator[Path]:
 # environment
 
 
-def cpu_model() -> str:
+def _cpu_model() -> str:
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.lower().startswith("model name"):
@@ -270,7 +270,7 @@ def environment(device) -> dict:
         "device": str(device),
         "device_type": device.type,
         "device_name": None,
-        "cpu": cpu_model(),
+        "cpu": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "torch_interop_threads": torch.get_num_interop_threads(),
@@ -286,7 +286,7 @@ def environment(device) -> dict:
         env["device_name"] = f"CPU: {env['cpu']}"
         from libreyolo_profile.measure.cpu_peak import cpu_peak
 
-        env["cpu_peak"] = cpu_peak()  # the roof the roofline table holds a CPU profile's ops to
+        env["cpu_peak"] = cpu_peak(env["cpu"])  # the roof the roofline table holds a CPU profile's ops to
     return env
 
 

@@ -36,17 +36,16 @@ class _Roof(msgspec.Struct):
     measured_at: float  # Unix seconds
 
 
-def cpu_peak() -> dict:
+def cpu_peak(cpu_model: str) -> dict:
     """The roof for this command: the one an earlier command on this machine measured in the last
     REMEMBERED_HOURS (same CPU model, logical CPUs, torch threads and torch version), else measured now
     and remembered. {"fp32_tflops", "tb_per_s", "threads", "method", "measured_at"} or {"null_reason"}."""
     import torch
 
-    from libreyolo_profile.measure.common import cpu_model
     from libreyolo_profile.measure.remembered import entry_path, read_entry, write_entry
 
     threads = torch.get_num_threads()
-    key = f"{_VERSION}|{cpu_model()}|{os.cpu_count()}|{threads}|{torch.__version__}|{MATMUL_N}|{COPY_MIB}|{REPEATS}"
+    key = f"{_VERSION}|{cpu_model}|{os.cpu_count()}|{threads}|{torch.__version__}|{MATMUL_N}|{COPY_MIB}|{REPEATS}"
     entry = entry_path("cpu_peak", hashlib.sha256(key.encode()).hexdigest()[:32])
     kept, now = read_entry(entry, _Roof), time.time()
     if kept is not None and _usable(kept, threads, now):
