@@ -11,6 +11,7 @@ import typer
 
 import libreyolo_profile as lp  # the Python API: the published profile is opened through it
 from libreyolo_profile.cli_help import EXIST_OK_HELP, JSON_HELP
+from libreyolo_profile.store.document.window import PROFILED_RUNS
 
 DEVICE_HELP = "device: 0, cuda:N or cpu; auto: CUDA device 0 where CUDA is present, else the CPU (with a note)"
 RUN_DEVICE_HELP = DEVICE_HELP + "; a list (0,1) profiles one DDP job, a rank per GPU, as one job profile"
@@ -27,8 +28,9 @@ MODULE_DEPTH_HELP = (
 )
 REPORT_HELP = "write report.html beside profile.json"
 PROFILED_RUNS_HELP = (
-    "calls in the profiled window, the attribution (kernels, ops, blame, modules); default min(--runs, 10), "
-    "with --no-overhead --runs: every call is the same work, so the shares settle within a few calls"
+    "calls in the profiled window, the attribution (kernels, ops, blame, modules); "
+    f"default min(--runs, {PROFILED_RUNS}), with --no-overhead --runs: every call is the same work, "
+    "so the shares settle within a few calls"
 )
 RUN_OVERHEAD_HELP = "time an unprofiled pass to record profiler_overhead_pct"
 INFER_OVERHEAD_HELP = "time the same calls without the profiler to record profiler_overhead_pct"

@@ -184,6 +184,9 @@ def test_trial_runner_runs_the_calls_it_is_asked_for():
     assert call.calls == [(2, False), (3, False), (4, False)] and len(block.call_ms) == 3
     assert all(t >= 0 for t in block.call_ms) and block.wall_ms >= sum(block.call_ms)
     assert len(ticks) == 3 + 3  # one progress tick per call
+    call.calls.clear()
+    runner.warmup(call, 3, done=1)  # the first warmup call already made (infer's preflight)
+    assert call.calls == [(1, False), (2, False)] and len(ticks) == 3 + 3 + 3
 
 
 def test_unprofiled_block_times_each_phase_on_the_host_and_profiled_calls_do_not():

@@ -1,4 +1,4 @@
-"""`infer --profiled-runs` (issue 27): the profiled window holds that many calls, by default min(--runs, 10),
+"""`infer --profiled-runs` (issue 27): the profiled window holds that many calls, by default min(--runs, 3),
 while the headline keeps every --runs call unprofiled; profile.json says which rule made the window."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def profiler_steps(trace) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("extra, window", [(["--profiled-runs", "3"], 3), ([], 10)])
+@pytest.mark.parametrize("extra, window", [(["--profiled-runs", "5"], 5), ([], 3)])
 def test_the_window_is_shorter_than_the_headline(tmp_path, extra, window):
     result = run_cli(
         "infer",
@@ -41,7 +41,7 @@ def test_the_window_is_shorter_than_the_headline(tmp_path, extra, window):
     assert doc["settings"]["runs"] == 12 and doc["settings"]["profiled_runs"] == window
     assert doc["timing"]["unprofiled_calls_per_trial"] == [12]
     assert doc["timing"]["profiled_calls_per_trial"] == [window]
-    assert "min(--runs, 10)" in doc["timing"]["window_rule"]
+    assert "min(--runs, 3)" in doc["timing"]["window_rule"]
     summary = run_cli("summary", str(profile))
     assert f"headline: 12 unprofiled calls · attribution: {window} profiled calls" in summary.stdout
 
@@ -51,3 +51,31 @@ def test_a_window_longer_than_the_runs_is_refused(tmp_path):
     assert result.returncode == 2
     assert "--profiled-runs 4: at most --runs (3)" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "infer").exists()
+
+
+@pytest.mark.slow
+def test_the_preflight_call_is_the_first_warmup_call(tmp_path, monkeypatch):
+    """The untimed call that checks the model runs is the first trial's first warmup call, on the same
+    batch: warmup 2, runs 4, window 2 is eight model calls, not nine; a second trial in the same
+    process warms up in full."""
+    monkeypatch.setenv("LIBREYOLO_PROFILE_OFFLINE", "1")
+    from libreyolo_profile.measure import infer
+    from libreyolo_profile.measure.options import InferOptions
+
+    calls = []
+    real_call = infer.InferCall.__call__
+
+    def counted(self, images, annotate):
+        calls.append(annotate)
+        return real_call(self, images, annotate)
+
+    monkeypatch.setattr(infer.InferCall, "__call__", counted)
+    for repeat, expected in ((1, 2 + 4 + 2), (2, 2 + 4 + 2 + 2 + 4 + 2)):
+        calls.clear()
+        opts = InferOptions(
+            imgsz=64, warmup=2, runs=4, profiled_runs=2, repeat=repeat, fresh_processes=False,
+            device="cpu", project=tmp_path / str(repeat), trace=False,
+        )  # fmt: skip
+        infer.profile_infer(opts, ["infer"])
+        assert len(calls) == expected
+        assert calls.count(True) == 2 * repeat  # the profiled window's annotated calls

@@ -44,9 +44,9 @@ def test_seed_examples_work_as_written(tmp_path):
     assert "throughput_img_s" in compare and "single run" in compare
     for kind_dir in ("runs/profile/infer", "runs/profile/a/infer", "runs/profile/b/infer"):
         doc = json.loads((work / kind_dir / "profile.json").read_text())
-        # the headline is every --runs call, unprofiled; the profiled window min(--runs, 10) of them
+        # the headline is every --runs call, unprofiled; the profiled window min(--runs, 3) of them
         assert doc["kind"] == "infer" and doc["timing"]["unprofiled_calls_per_trial"] == [20]
-        assert doc["metrics"]["steps"] == doc["settings"]["profiled_runs"] == 10
+        assert doc["metrics"]["steps"] == doc["settings"]["profiled_runs"] == 3
         assert "random_weights" in doc["marks"]  # no weights offline: said, never hidden
     b = json.loads((work / "runs/profile/b/infer/profile.json").read_text())
     assert b["metrics"]["images_per_step"] == 4

@@ -8,8 +8,9 @@ per image on `slice_batch_outputs(output, i)`, which yields python lists on the 
 forward stage ends with a synchronize, so every call's latency is complete work with results on
 the host. Images are decoded once before the window (decoding is not in the latency).
 
-Per trial: warmup calls (not traced); half of the `--runs` calls unprofiled; the profiled window —
-`--profiled-runs` calls, by default min(--runs, 10) (options.PROFILED_RUNS) — under torch.profiler, each
+Per trial: warmup calls (not traced; in the first trial a process measures, the first of them is the
+preflight call that checks the model runs at this size); half of the `--runs` calls unprofiled; the profiled window —
+`--profiled-runs` calls, by default min(--runs, 3) (store/document/window.py) — under torch.profiler, each
 one `ProfilerStep#n` with `## preprocess ##`, `## forward ##`, `## postprocess ##` (and the module ranges)
 inside; the other half unprofiled — same inputs, same order. The unprofiled
 calls are the headline (store/document/headline.py); the profiled window is the attribution, and the
@@ -173,9 +174,15 @@ def profile_infer(
         profile_memory = opts.memory  # the profiled window only: the unprofiled headline calls never see it
         trials = [
             _measure_trial(
-                call, opts, device, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial, profile_memory
+                call,
+                opts,
+                device,
+                (hand_off_to or tmp) / f"trial{trial + 1}_trace.json",
+                trial,
+                profile_memory,
+                warmed=model.preflight_calls if k == 0 else 0,
             )
-            for trial in (range(opts.repeat) if only_trial is None else [only_trial])
+            for k, trial in enumerate(range(opts.repeat) if only_trial is None else [only_trial])
         ]
         infer_model.finish(model, trials)
         env = common.environment(device)
@@ -222,9 +229,12 @@ def _device_and_autocast(opts: InferOptions):
     return device, autocast_dtype
 
 
-def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, trial: int, profile_memory: bool):
+def _measure_trial(
+    call: Call, opts: InferOptions, device, trace_path: Path, trial: int, profile_memory: bool, warmed: int = 0
+):
     """Warmup, half the unprofiled calls, the profiled window, the other half (blocks A B A, same
-    inputs in the same order); the trace exported. The unprofiled calls are the headline."""
+    inputs in the same order); the trace exported. The unprofiled calls are the headline. `warmed`: the
+    warmup's first calls already made (the preflight, in the first trial a process measures)."""
     runs, warmup, profiled = opts.runs, opts.warmup, opts.window_runs
     label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "infer"
     total = warmup + profiled + (runs if opts.overhead else 0)
@@ -235,7 +245,7 @@ def _measure_trial(call: Call, opts: InferOptions, device, trace_path: Path, tri
     ) as advance:
         runner = TrialRunner(device, advance)
         load.start()
-        runner.warmup(call, warmup)
+        runner.warmup(call, warmup, done=min(warmed, warmup))
         retries = profiler.cuda_memory_reset(device)
         before = runs // 2 if opts.overhead else 0
         plain = [runner.time_block(call, range(before))] if before else []

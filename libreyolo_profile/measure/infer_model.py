@@ -19,12 +19,16 @@ class InferModel:
     info: dict  # profile.json's `model` section
     marks: dict
     imgsz: int
+    # untimed calls made on the plan's first batch before any trial (the preflight): they are the first
+    # trial's first warmup calls, the same work on the same inputs
+    preflight_calls: int = 1
 
 
 def prepare(opts, device, tmp: Path, images: list, torch_call: Callable[[object, int], object]) -> InferModel:
     """The model, its call, and one untimed preflight call on the first batch: a family that cannot
     run here (an input size it refuses, a missing dependency) exits 2 with LibreYOLO's reason before
-    any trial. `torch_call(wrapper, imgsz)` builds the PyTorch call."""
+    any trial. The preflight is the first trial's first warmup call (InferModel.preflight_calls).
+    `torch_call(wrapper, imgsz)` builds the PyTorch call."""
     shown = Path(opts.weights).name
     with common.status(f"building {shown} on {device}"):
         model, info, marks = adapter.build_model(opts.weights, opts.size, device, tmp)

@@ -15,16 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
+from libreyolo_profile.store.document.window import PROFILED_RUNS
 
 AMP_DTYPES = ("float16", "bfloat16")
 AUTO_BATCH = -1  # `run --batch -1`: pick the batch from the device's memory
 # `--module-depth`: named ranges for the model's modules down to this depth (measure/modules.py);
 # 2 = the top-level parts (backbone, neck, head) and their direct children; 0 = none
 MODULE_DEPTH = 2
-# `infer`: the profiled window is at most this many calls unless --profiled-runs says otherwise. Every call
-# is the same work, so its attribution settles within a few calls (the blame's shares of 10 and 20 calls of
-# the seed example agree within 2 points); the headline keeps all --runs unprofiled calls.
-PROFILED_RUNS = 10
 
 # `run` measures LibreYOLO's training step as the trainer runs it; each way to depart from it is an
 # option, named here with what it changes, and recorded in the profile (settings.departures and the

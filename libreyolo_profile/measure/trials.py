@@ -79,10 +79,12 @@ class TrialRunner:
         self.advance = advance
         self.cuda = getattr(device, "type", "cpu") == "cuda"
 
-    def warmup(self, call: Call, count: int) -> None:
-        """`count` untimed, unannotated calls, then a device synchronize: allocator and kernels settle."""
+    def warmup(self, call: Call, count: int, done: int = 0) -> None:
+        """`count` untimed, unannotated calls, then a device synchronize: allocator and kernels settle.
+        `done`: the first calls of them already made (infer's preflight is its first warmup call)."""
         for index in range(count):
-            call(index, False)
+            if index >= done:
+                call(index, False)
             self.advance()
         sync(self.device)
 

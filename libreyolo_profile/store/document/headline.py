@@ -18,6 +18,7 @@ from contextlib import contextmanager
 
 from libreyolo_profile.metric_catalog import PERCENTILE_MIN_CALLS
 from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
+from libreyolo_profile.store.document.window import PROFILED_RUNS
 
 INFER_STAGES = ("preprocess", "forward", "postprocess")
 TRAIN_STAGES = ("dataload", "to_device")
@@ -155,9 +156,9 @@ def timing_record(kind: str, captures: list) -> dict:
         **(
             {
                 "profiled_calls_per_trial": window,
-                "window_rule": "the profiled window is --profiled-runs calls, by default min(--runs, 10): every "
-                "call is the same work, so attribution settles within a few calls; the headline is every "
-                "--runs call, unprofiled",
+                "window_rule": "the profiled window is --profiled-runs calls, by default "
+                f"min(--runs, {PROFILED_RUNS}): every call is the same work, so attribution settles within a few "
+                "calls; the headline is every --runs call, unprofiled",
             }
             if kind == "infer" and all(n is not None for n in window)
             else {}
