@@ -63,6 +63,14 @@ sized AS (
            TRY_CAST(ci[argpos['mask']] AS BOOLEAN[]) AS mask
     FROM args
 ),
+parsed AS (
+    -- the Concrete Inputs the formulas below read, as integer lists, parsed once per call (inside the
+    -- lambdas each use expanded rl_ints again: binding those trees cost more than the statement's work)
+    SELECT *, rl_ints(stride_txt) AS stride_ints, rl_ints(padding_txt) AS padding_ints,
+              rl_ints(dilation_txt) AS dilation_ints, rl_ints(kernel_txt) AS kernel_ints,
+              rl_ints(size_txt) AS size_ints, rl_ints(dim_txt) AS dim_ints
+    FROM sized
+),
 gemm AS (
     -- (batch, M, K, N) of the GEMM family: out = batch·M·N, FLOPs = 2·batch·M·K·N
     SELECT *,
@@ -79,25 +87,25 @@ gemm AS (
                 ELSE [greatest(n1 / (d[1][-2] * d[1][-1]), n2 / (d[2][-2] * d[2][-1])), d[1][-2], d[1][-1], d[2][-1]]
             END
         END::DOUBLE[] AS bmkn
-    FROM sized
+    FROM parsed
 ),
 windowed AS (
     -- convolution and pooling: per spatial dimension of the input, the output length
     SELECT *,
         CASE WHEN family = 'conv' THEN
             list_transform(range(1, len(d[1]) - 1), lambda i: CASE
-                WHEN transposed THEN (d[1][2 + i] - 1) * rl_at(rl_ints(stride_txt), i) - 2 * rl_at(rl_ints(padding_txt), i)
-                                     + coalesce(rl_at(rl_ints(dilation_txt), i), 1) * (d[2][2 + i] - 1) + 1
-                ELSE rl_window_out(d[1][2 + i], d[2][2 + i], rl_at(rl_ints(stride_txt), i), rl_at(rl_ints(padding_txt), i),
-                                   coalesce(rl_at(rl_ints(dilation_txt), i), 1), false) END)
+                WHEN transposed THEN (d[1][2 + i] - 1) * rl_at(stride_ints, i) - 2 * rl_at(padding_ints, i)
+                                     + coalesce(rl_at(dilation_ints, i), 1) * (d[2][2 + i] - 1) + 1
+                ELSE rl_window_out(d[1][2 + i], d[2][2 + i], rl_at(stride_ints, i), rl_at(padding_ints, i),
+                                   coalesce(rl_at(dilation_ints, i), 1), false) END)
              WHEN family = 'pool' THEN
             list_transform(range(1, 3), lambda i: rl_window_out(
-                d[1][-3 + i], rl_at(rl_ints(kernel_txt), i),
-                coalesce(rl_at(nullif(rl_ints(stride_txt), []), i), rl_at(rl_ints(kernel_txt), i)),
-                coalesce(rl_at(rl_ints(padding_txt), i), 0), coalesce(rl_at(rl_ints(dilation_txt), i), 1),
+                d[1][-3 + i], rl_at(kernel_ints, i),
+                coalesce(rl_at(nullif(stride_ints, []), i), rl_at(kernel_ints, i)),
+                coalesce(rl_at(padding_ints, i), 0), coalesce(rl_at(dilation_ints, i), 1),
                 coalesce(ceil_mode, false)))
              WHEN family IN ('adaptive_pool', 'upsample') THEN
-            coalesce(nullif(rl_ints(size_txt), []),
+            coalesce(nullif(size_ints, []),
                      list_transform(range(1, 3), lambda i: floor(d[1][-3 + i] * rl_at(TRY_CAST(scale_txt AS DOUBLE[]), i))))
         END::DOUBLE[] AS out_spatial
     FROM gemm
@@ -127,8 +135,8 @@ costed AS (
                 THEN n1 * flops_per_element
             WHEN family = 'pool_backward' THEN n1 * flops_per_element
             WHEN family = 'pool'
-                THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial) * list_product(rl_ints(kernel_txt))
-                     * CASE WHEN len(rl_ints(kernel_txt)) = 1 THEN rl_ints(kernel_txt)[1] ELSE 1 END * flops_per_element
+                THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial) * list_product(kernel_ints)
+                     * CASE WHEN len(kernel_ints) = 1 THEN kernel_ints[1] ELSE 1 END * flops_per_element
             WHEN family = 'upsample' THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial) * flops_per_element
             WHEN family IN ('cat', 'copy', 'embedding') THEN 0
         END AS model_flops,
@@ -154,7 +162,7 @@ costed AS (
             WHEN family = 'pool_backward' THEN n2
             WHEN family IN ('adaptive_pool', 'upsample') THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial)
             WHEN family = 'reduction'
-                THEN n1 / coalesce(list_product(list_transform(coalesce(nullif(rl_ints(dim_txt), []), range(0, len(d[1]))),
+                THEN n1 / coalesce(list_product(list_transform(coalesce(nullif(dim_ints, []), range(0, len(d[1]))),
                                                                lambda k: d[1][CASE WHEN k < 0 THEN len(d[1]) + k + 1 ELSE k + 1 END])), 1)
             WHEN family = 'embedding' THEN n2 * d[1][-1]
             WHEN family = 'copy' THEN n1
