@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -174,10 +175,41 @@ def dependency_order(name: str, modules: dict[str, SqlModule]) -> list[str]:
 
 @cache
 def all_modules() -> dict[str, SqlModule]:
-    """The package's modules, checked once per process."""
+    """The package's modules, parsed and checked against each other (tests/test_sql_modules.py holds the
+    package to its rules; a command reads only what it runs: `_on_demand`)."""
     modules = {name: module(name) for name in module_names()}
     check_modules(modules)
     return modules
+
+
+class _OnDemand(Mapping):
+    """The package's modules, each parsed when a command first runs it: a reader runs a handful of the
+    ~60, and parsing and cross-checking all of them was ~35 ms of every fresh process's start. The rules
+    between modules are the package's, checked by its tests; a missing or cyclic requirement is still
+    refused here, by dependency_order."""
+
+    def __getitem__(self, name: str) -> SqlModule:
+        try:
+            return module(name)
+        except SqlModuleError:
+            raise KeyError(name) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in _shipped_names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(_shipped_names()))
+
+    def __len__(self) -> int:
+        return len(_shipped_names())
+
+
+@cache
+def _shipped_names() -> frozenset[str]:
+    return frozenset(module_names())
+
+
+_on_demand = _OnDemand()
 
 
 # per connection, the modules the loader ran on it (a DuckDB connection's temp objects are its own)
@@ -186,7 +218,7 @@ _RAN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def load_requirements(con, name: str) -> None:
     """Run, in dependency order, every module `name` requires that the loader has not run on `con` yet."""
-    modules = all_modules()
+    modules = _on_demand
     if name not in modules:
         raise SqlModuleError(f"no SQL module sql/{name}")
     ran = _RAN.setdefault(con, set())
@@ -199,7 +231,7 @@ def load_requirements(con, name: str) -> None:
 def run_module(con, name: str, params: dict | None = None):
     """Run module `name` on `con` after whatever it requires; the cursor holds its last statement's rows."""
     load_requirements(con, name)
-    text = all_modules()[name].text
+    text = module(name).text
     cursor = con.execute(text) if params is None else con.execute(text, params)
     _RAN[con].add(name)
     return cursor
