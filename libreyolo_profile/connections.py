@@ -30,8 +30,7 @@ _scratch: tuple[int, object] | None = None  # (the pid that opened it, its first
 
 
 def scratch_connection():
-    """A new connection to this process's scratch database; close it when done. A forked child opens a
-    database of its own: DuckDB's threads do not survive a fork."""
+    """A new connection to this process's scratch database; close it when done."""
     global _scratch
     import duckdb
 
@@ -39,3 +38,18 @@ def scratch_connection():
         if _scratch is None or _scratch[0] != os.getpid():
             _scratch = (os.getpid(), without_progress_bar(duckdb.connect(":memory:")))
         return _scratch[1].cursor()
+
+
+def _close_scratch_before_fork() -> None:
+    """DuckDB's threads do not survive a fork: the parent closes its scratch database first (the next use
+    opens another), so no child holds one, or finalizes one, that has no threads."""
+    global _scratch
+    if _scratch is not None and _scratch[0] == os.getpid() and _SCRATCH_LOCK.acquire(blocking=False):
+        try:
+            _scratch[1].close()
+            _scratch = None
+        finally:
+            _SCRATCH_LOCK.release()
+
+
+os.register_at_fork(before=_close_scratch_before_fork)

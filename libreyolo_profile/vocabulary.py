@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from functools import cache
 
+from libreyolo_profile.connections import scratch_connection
 from libreyolo_profile.sqlmodules import run_module
 
 # table → the module that creates it
@@ -23,10 +24,8 @@ _LOCK = threading.Lock()
 @cache
 def rows(table: str) -> tuple[dict, ...]:
     """Every row of one vocabulary table, as dicts, in the order its module lists them."""
-    import duckdb
-
     with _LOCK:
-        con = duckdb.connect()
+        con = scratch_connection()
         try:
             run_module(con, _MODULES[table])
             cursor = con.execute(f"SELECT * FROM {table} ORDER BY rowid")

@@ -2,7 +2,7 @@
 
 Every module's imports are read with `ast`, at module level and inside functions alike (a lazy
 import is still a dependency), and checked against the layers, lowest first:
-  errors, sqlfiles, sqlmodules, metric_catalog, output/
+  errors, connections, sqlfiles, sqlmodules, vocabulary, metric_catalog, output/
   → store/ (schema < decode < ingest < document < disk < crossrun)
   → readers/, measure/, importer → api/ (the Python API) → cli → launcher
 The package root re-exports the Python API on first use (PEP 562 __getattr__, issue 31): that edge,
@@ -24,6 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "libreyolo_profile"
 STORE_ROOMS = ("decode", "ingest", "document", "disk", "crossrun")
 GROUND = (
     "errors",
+    "connections",
     "sqlfiles",
     "sqlmodules",
     "vocabulary",

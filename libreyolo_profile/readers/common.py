@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from libreyolo_profile.connections import without_progress_bar
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.sqlmodules import run_module
-from libreyolo_profile.store.connection import without_progress_bar
 from libreyolo_profile.store.disk.loader import Loaded, load_document, sidecar_dir
 from libreyolo_profile.store.schema import JOB_TABLES, PHASES_BY_KIND, TABLES
 

@@ -312,7 +312,7 @@ def compare_document(
     require_conclusive: bool = False,
 ) -> dict:
     """The comparison; with rules or strict_noise also the gate (`gate` is None otherwise)."""
-    import duckdb
+    from libreyolo_profile.connections import scratch_connection
 
     rules = rules or []
     before, after = load_side("before", before_path), load_side("after", after_path)
@@ -320,8 +320,11 @@ def compare_document(
     gate_rules.check_kind(rules, kind)
     _without_after(before, after, gating=bool(rules))
     catalogue = _catalogue(kind, rules)
-    con = duckdb.connect(":memory:")
-    metrics = _compare_sql(con, catalogue, before, after)
+    con = scratch_connection()
+    try:
+        metrics = _compare_sql(con, catalogue, before, after)
+    finally:
+        con.close()
     if require_repeats:
         _require_repeats(metrics, rules, before, after)
     _annotate(metrics, before, after)

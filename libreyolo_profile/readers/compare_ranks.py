@@ -22,11 +22,11 @@ COLUMNS = [
 
 def compare_ranks(before: Loaded, after: Loaded) -> dict | None:
     """Both sides' ranks side by side; None unless both are job profiles."""
-    import duckdb
+    from libreyolo_profile.connections import scratch_connection
 
     if not (before.doc.get("job") and after.doc.get("job")):
         return None
-    con = duckdb.connect(":memory:")
+    con = scratch_connection()
     try:
         for side, loaded in (("before", before), ("after", after)):
             con.read_parquet(str(sidecar_dir(loaded) / "ranks.parquet")).to_table(f"ranks_{side}")

@@ -27,9 +27,9 @@ def _check_regex(con, pattern: str | None) -> None:
 
 def known_categories() -> list[str]:
     """Every category a kernel can get (sql/kernel_categories.sql, plus memcpy, memset and other)."""
-    import duckdb
+    from libreyolo_profile.connections import scratch_connection
 
-    con = duckdb.connect(":memory:")
+    con = scratch_connection()
     try:
         run_module(con, "kernel_categories.sql")
         rules = [row[0] for row in con.execute("SELECT DISTINCT category FROM kernel_category_rules").fetchall()]

@@ -22,12 +22,12 @@ import sys
 from pathlib import Path
 
 from libreyolo_profile import __version__
+from libreyolo_profile.connections import without_progress_bar
 from libreyolo_profile.errors import UnanalysableError, UsageError
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.query_limits import memory_limit_setting
 from libreyolo_profile.readers.query_output import DEFAULT_MAX_ROWS, unique_names
 from libreyolo_profile.readers.query_worker import QueryWorker
-from libreyolo_profile.store.connection import without_progress_bar
 from libreyolo_profile.store.crossrun.index import collect, require_profiles
 from libreyolo_profile.store.crossrun.views import DEFAULT_ROOT, open_cross_run, register
 from libreyolo_profile.store.schema import SCHEMA_VERSION, TABLES, TABLES_VERSION

@@ -110,11 +110,10 @@ def categorise_and_share(rows: list[list], on_cpu: bool) -> dict:
     (sql/kernel_categories.sql, sql/tensorcore_rules.sql, sql/kernel_shares.sql), not its own figures."""
     if not rows:
         return {}
-    import duckdb
-
+    from libreyolo_profile.connections import scratch_connection
     from libreyolo_profile.sqlmodules import run_module
 
-    con = duckdb.connect(":memory:")
+    con = scratch_connection()
     try:
         run_module(con, "kernel_categories.sql")
         run_module(con, "tensorcore_rules.sql")

@@ -64,12 +64,12 @@ def trial_spread(values_by_metric: dict[str, list[float]]) -> dict:
 @contextmanager
 def _module_connection(tables: dict[str, dict[str, list]], module: str):
     """An in-memory DuckDB with `tables` (column lists) registered and `module` run over them."""
-    import duckdb
     import pyarrow as pa
 
+    from libreyolo_profile.connections import scratch_connection
     from libreyolo_profile.sqlmodules import run_module
 
-    con = duckdb.connect(":memory:")
+    con = scratch_connection()
     try:
         for name, columns in tables.items():
             con.register(name, pa.table(columns, schema=_schema(columns)))

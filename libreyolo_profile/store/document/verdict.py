@@ -53,15 +53,16 @@ def blame_bottleneck(m: dict, kind: str, on_gpu: bool, bound: str) -> tuple[floa
 def _verdict_connection(m: dict, kind: str, on_gpu: bool, thrashing, unusable, source: str):
     """A private DuckDB connection holding the verdict modules' inputs: the profile's numeric metrics, one
     row each, and what the profile is."""
-    import duckdb
     import pyarrow as pa
+
+    from libreyolo_profile.connections import scratch_connection
 
     numbers = {
         k: float(v)
         for k, v in m.items()
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
     }
-    con = duckdb.connect()
+    con = scratch_connection()
     try:
         con.register("verdict_metrics", pa.table({"metric": list(numbers), "value": list(numbers.values())}))
         profile = {"kind": [kind], "on_gpu": [bool(on_gpu)], "unusable": [unusable or None]}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
+from libreyolo_profile.connections import without_progress_bar
 from libreyolo_profile.sqlmodules import load_requirements, run_module
-from libreyolo_profile.store.connection import without_progress_bar
 from libreyolo_profile.store.decode.events import EVENT_SCHEMA, ParsedTrace
 from libreyolo_profile.store.decode.spill import release_pages
 from libreyolo_profile.store.schema import phase_vocabulary
