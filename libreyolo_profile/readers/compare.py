@@ -323,13 +323,17 @@ def compare_document(
     con = scratch_connection()
     try:
         metrics = _compare_sql(con, catalogue, before, after)
+        if require_repeats:
+            _require_repeats(metrics, rules, before, after)
+        _annotate(metrics, before, after)
+        noisy = before.noisy() + after.noisy()
+        gated = (
+            gate.decide(gate.evaluate(con, rules, metrics, bool(noisy)), noisy, strict_noise, require_conclusive)
+            if rules or strict_noise
+            else None
+        )
     finally:
         con.close()
-    if require_repeats:
-        _require_repeats(metrics, rules, before, after)
-    _annotate(metrics, before, after)
-    gated = rules or strict_noise
-    noisy = before.noisy() + after.noisy()
     return {
         "kind": kind,
         "before": before.identity(),
@@ -342,11 +346,7 @@ def compare_document(
         "verdict": _verdict_change(before, after),
         # two job profiles: the straggler and each rank before and after (readers/compare_ranks.py)
         "ranks": compare_ranks(before.newest, after.newest),
-        "gate": (
-            gate.decide(gate.evaluate(con, rules, metrics, bool(noisy)), noisy, strict_noise, require_conclusive)
-            if gated
-            else None
-        ),
+        "gate": gated,
     }
 
 

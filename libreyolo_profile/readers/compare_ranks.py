@@ -29,7 +29,10 @@ def compare_ranks(before: Loaded, after: Loaded) -> dict | None:
     con = scratch_connection()
     try:
         for side, loaded in (("before", before), ("after", after)):
-            con.read_parquet(str(sidecar_dir(loaded) / "ranks.parquet")).to_table(f"ranks_{side}")
+            con.execute(  # temporary: the scratch database's main schema is shared by its connections
+                f"CREATE TEMP TABLE ranks_{side} AS SELECT * FROM read_parquet($file)",
+                {"file": str(sidecar_dir(loaded) / "ranks.parquet")},
+            )
         relation = con.sql(sql_text("compare_ranks.sql"))
         rows = records(relation.columns, relation.fetchall())
     finally:
