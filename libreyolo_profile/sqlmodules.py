@@ -13,10 +13,11 @@ parameter table, a profile's parquet tables): the loader checks nothing about th
 the reader, and they are how a module reads an object another module can make without running that
 module (the built-in import fills kernel_time itself, then runs sql/kernel_shares.sql).
 
-A module that reads an object another module creates (`CREATE [OR REPLACE] [TEMP] TABLE|VIEW|MACRO`)
-without naming that module in `requires` or the object in `inputs` is refused, and so are one that
-reads an object its required module drops again, a cycle of requires and a required module that
-does not exist: SqlModuleError, with the module and the name.
+check_modules (all_modules, which tests/test_sql_modules.py runs over the tree) refuses a module that
+reads an object another module creates (`CREATE [OR REPLACE] [TEMP] TABLE|VIEW|MACRO`) without naming
+that module in `requires` or the object in `inputs`, one that reads an object its required module drops
+again, a cycle of requires and a required module that does not exist: SqlModuleError, with the module
+and the name. A command's loader parses only the modules it runs and refuses the last two itself.
 """
 
 from __future__ import annotations
