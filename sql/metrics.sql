@@ -151,6 +151,26 @@ steps AS (
 ),
 has_device AS (SELECT EXISTS (SELECT 1 FROM placed_activity WHERE kind IN ('kernel', 'memcpy', 'memset')) AS yes),
 leaf AS (SELECT coalesce((SELECT self_ns FROM cpu_execution WHERE in_compute), 0) AS in_compute_ns),
+-- wall time of each stage over the window, ns (one row; a stage with no time holds 0)
+stage AS (
+    SELECT coalesce(sum(wall_ns) FILTER (WHERE phase = 'preprocess'), 0) AS preprocess_ns,
+           coalesce(sum(wall_ns) FILTER (WHERE phase = 'forward'), 0) AS forward_ns,
+           coalesce(sum(wall_ns) FILTER (WHERE phase = 'postprocess'), 0) AS postprocess_ns,
+           coalesce(sum(wall_ns) FILTER (WHERE phase = 'dataload'), 0) AS dataload_ns,
+           coalesce(sum(wall_ns) FILTER (WHERE phase = 'to_device'), 0) AS to_device_ns
+    FROM phase_walls
+),
+-- the allocator's peaks (sql/memory.sql memory_devices), MiB: the accelerators' largest, then the host's;
+-- and what those peaks are (absolute | profiled | relative), read below as memory_level
+memory_peaks AS (
+    SELECT max(peak_bytes) FILTER (WHERE device_type <> 'cpu') / 1048576.0 AS vram_mb,
+           max(peak_reserved_bytes) FILTER (WHERE device_type <> 'cpu') / 1048576.0 AS reserved_mb,
+           max(peak_bytes) FILTER (WHERE device_type = 'cpu') / 1048576.0 AS host_mb,
+           CASE WHEN bool_or(levels = 'relative') FILTER (WHERE device_type <> 'cpu') THEN 'relative'
+                ELSE any_value(levels) FILTER (WHERE device_type <> 'cpu') END AS device_levels,
+           any_value(levels) FILTER (WHERE device_type = 'cpu') AS host_levels
+    FROM memory_devices
+),
 -- each cause's blamed ns (sql/blame.sql blame_rows) and the measured steps' wall ns, ns: for blame_pct
 blamed AS (
     SELECT coalesce(map_from_entries(list((cause, ns))), MAP {}) AS ns_by_cause,
@@ -202,12 +222,12 @@ SELECT
     CASE WHEN base.kind = 'infer' THEN steps.p90 / 1e6 END AS latency_p90_ms,
     CASE WHEN base.kind = 'infer' THEN steps.p99 / 1e6 END AS latency_p99_ms,
     -- per-call stage means, ms, and their shares of the mean latency, % (they add up to 100)
-    CASE WHEN base.kind = 'infer' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'preprocess'), 0) / 1e6 / base.steps END AS preprocess_ms,
-    CASE WHEN base.kind = 'infer' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'forward'), 0) / 1e6 / base.steps END AS forward_ms,
-    CASE WHEN base.kind = 'infer' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'postprocess'), 0) / 1e6 / base.steps END AS postprocess_ms,
+    CASE WHEN base.kind = 'infer' THEN stage.preprocess_ns / 1e6 / base.steps END AS preprocess_ms,
+    CASE WHEN base.kind = 'infer' THEN stage.forward_ns / 1e6 / base.steps END AS forward_ms,
+    CASE WHEN base.kind = 'infer' THEN stage.postprocess_ns / 1e6 / base.steps END AS postprocess_ms,
     -- per-step phase means of a training step, ms
-    CASE WHEN base.kind = 'train' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'dataload'), 0) / 1e6 / base.steps END AS dataload_ms,
-    CASE WHEN base.kind = 'train' THEN coalesce((SELECT wall_ns FROM phase_walls WHERE phase = 'to_device'), 0) / 1e6 / base.steps END AS to_device_ms,
+    CASE WHEN base.kind = 'train' THEN stage.dataload_ns / 1e6 / base.steps END AS dataload_ms,
+    CASE WHEN base.kind = 'train' THEN stage.to_device_ns / 1e6 / base.steps END AS to_device_ms,
     -- |union of kernel intervals| ÷ window wall, % (busiest device)
     CASE WHEN base.has_device THEN busy_pct(coalesce(busiest.busy_ns, 0), base.window_ns) END AS gpu_util_pct,
     -- device busy time per step, ms (busiest device)
@@ -224,15 +244,13 @@ SELECT
     -- peak allocated memory in the window, from the allocator's events (sql/memory.sql: the memory
     -- table's device rows; on a relative device, the rise above the window's start), MiB; the
     -- largest over the accelerators, then the host allocator's
-    (SELECT max(peak_bytes) / 1048576.0 FROM memory_devices WHERE device_type <> 'cpu') AS peak_vram_mb,
-    (SELECT max(peak_reserved_bytes) / 1048576.0 FROM memory_devices WHERE device_type <> 'cpu') AS peak_reserved_mb,
-    (SELECT max(peak_bytes) / 1048576.0 FROM memory_devices WHERE device_type = 'cpu') AS peak_host_mem_mb,
+    memory_peaks.vram_mb AS peak_vram_mb,
+    memory_peaks.reserved_mb AS peak_reserved_mb,
+    memory_peaks.host_mb AS peak_host_mem_mb,
     -- absolute | profiled | relative: whether those peaks are allocator totals, the host's totals of
     -- what was allocated while the profiler recorded, or rises above the window's start (a trace of
     -- Bytes only); the accelerators' where there are any (relative if any of them is), else the host's
-    coalesce((SELECT CASE WHEN bool_or(levels = 'relative') THEN 'relative' ELSE any_value(levels) END
-              FROM memory_devices WHERE device_type <> 'cpu'),
-             (SELECT any_value(levels) FROM memory_devices WHERE device_type = 'cpu')) AS memory_level,
+    coalesce(memory_peaks.device_levels, memory_peaks.host_levels) AS memory_level,
     -- the process's cudaMalloc/cudaFree-like calls per steady-state step (every measured step after
     -- the first; NULL with one step), count
     (SELECT (sum(mallocs) + sum(frees)) / count(*) FROM memory_step_calls WHERE step > 1) AS steady_malloc_calls_per_step,
@@ -292,12 +310,12 @@ SELECT
     blame_pct(blamed, 'python') AS blame_python_pct,
     blame_pct(blamed, 'unexplained_idle') AS blame_unexplained_idle_pct,
     -- roofline (sql/roofline.sql): FLOP-weighted achieved ÷ peak TFLOP/s of GEMM and convolution calls, %
-    (SELECT gemm_conv_peak_pct FROM roofline_summary) AS gemm_conv_peak_pct,
+    roofline.gemm_conv_peak_pct,
     -- the step's speed of light: Σ roofline times of the costed op calls per step, ms
-    (SELECT sol_step_ms FROM roofline_summary) AS sol_step_ms,
+    roofline.sol_step_ms,
     -- the costed calls' share of the device time of all op calls, %
-    (SELECT roofline_coverage_pct FROM roofline_summary) AS roofline_coverage_pct,
-    (SELECT roofline_null_reason FROM roofline_summary) AS roofline_null_reason,
+    roofline.roofline_coverage_pct,
+    roofline.roofline_null_reason,
     -- per host cause, what held most of its time (sql/blame.sql blame_holders), as JSON
     -- {cause: {"name": …, "ms_per_step": …, "of_cause_pct": …}}: the frame, op or call a reason names
     (SELECT to_json(map_from_entries(list((cause, {'name': name, 'ms_per_step': ns / 1e6 / base.steps,
@@ -313,7 +331,9 @@ SELECT
     busiest.device AS busiest_device,
     -- events dropped or repaired: negative durations clamped to 0
     (SELECT negative_duration_events FROM ingest_stats) AS negative_duration_events
-FROM base, steps, leaf, blamed LEFT JOIN busiest ON true;
+FROM base, steps, leaf, blamed, stage, memory_peaks
+LEFT JOIN busiest ON true
+LEFT JOIN roofline_summary AS roofline ON true;
 
 -- metric_rates: the measured values above plus the shares and rates derived from them.
 CREATE OR REPLACE TEMP TABLE metric_rates AS
