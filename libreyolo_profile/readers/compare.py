@@ -327,7 +327,7 @@ def compare_document(
             _require_repeats(metrics, rules, before, after)
         _annotate(metrics, before, after)
         noisy = before.noisy() + after.noisy()
-        gated = (
+        gate_result = (  # read from the comparison table on `con`, so before it closes
             gate.decide(gate.evaluate(con, rules, metrics, bool(noisy)), noisy, strict_noise, require_conclusive)
             if rules or strict_noise
             else None
@@ -346,7 +346,7 @@ def compare_document(
         "verdict": _verdict_change(before, after),
         # two job profiles: the straggler and each rank before and after (readers/compare_ranks.py)
         "ranks": compare_ranks(before.newest, after.newest),
-        "gate": gated,
+        "gate": gate_result,
     }
 
 
