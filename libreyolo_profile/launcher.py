@@ -43,6 +43,9 @@ def _fast_get(args: list[str], prog: str) -> int | None:
 
 
 def _run(args: list[str], prog: str) -> int:
+    from libreyolo_profile.pandas_probe import answer_for_this_command
+
+    answer_for_this_command()
     fast = _fast_get(args, prog)
     if fast is not None:
         return fast

@@ -33,11 +33,10 @@ import importlib, pkgutil, libreyolo_profile.readers, libreyolo_profile.sqlmodul
 # and the checked SQL modules (DuckDB itself is not warmed: a connection does not survive a fork)
 for reader in pkgutil.iter_modules(libreyolo_profile.readers.__path__):
     importlib.import_module(f'libreyolo_profile.readers.{reader.name}')
-for optional in ('typer._adapters', 'pandas'):  # pa.array imports pandas, where installed, in every child that parses
-    try:
-        importlib.import_module(optional)
-    except ImportError:
-        pass
+try:
+    import typer._adapters  # what Typer 0.29 imports while parsing the command line
+except ImportError:
+    pass
 libreyolo_profile.cli.click_command()
 libreyolo_profile.sqlmodules.all_modules()
 jobs = json.load(open(sys.argv[1]))

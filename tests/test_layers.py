@@ -25,6 +25,7 @@ STORE_ROOMS = ("decode", "ingest", "document", "disk", "crossrun")
 GROUND = (
     "errors",
     "connections",
+    "pandas_probe",
     "sqlfiles",
     "sqlmodules",
     "vocabulary",

@@ -42,7 +42,6 @@ WARM_IMPORTS = (  # what `infer` and `run` import on a CPU (LibreYOLO loads its 
     "libreyolo.data",
     "libreyolo.validation",
     "scipy.spatial",
-    "pandas",
     "pyarrow.parquet",
     "duckdb",
     "yaml",

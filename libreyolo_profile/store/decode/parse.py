@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.output.textsafe import safe_line
+from libreyolo_profile.pandas_probe import before_building_arrays
 from libreyolo_profile.store.decode.events import ParsedTrace, TraceStats
 from libreyolo_profile.store.decode.limits import DecodeSizes, Limits
 from libreyolo_profile.store.decode.parallel import decode_in_two_processes
@@ -56,6 +57,7 @@ def parse_trace(
     `sizes`: the working sizes (default: `DecodeSizes()`). `progress`: made with the path and the
     file's size, then told how far reading got (default: nothing shown)."""
     path = Path(path)
+    before_building_arrays()  # the first arrays of a command are the trace's
     limits = limits or Limits.from_env()
     sizes = sizes or DecodeSizes()
     shown = None
