@@ -22,7 +22,7 @@ INSERT INTO verdict_thresholds VALUES
     ('gemm_pct', 50.0, '%', 'GEMM-dominated: compute-bound rather than memory-bound'),
     ('stage_pct', 40.0, '%', 'an inference stage dominates at ≥ 40% of the latency'),
     ('leaf_busy_pct', 80.0, '%', 'cpu-compute when leaf ops fill ≥ 80% of the step'),
-    ('tiny_steps', 10, 'count', 'fewer measured steps/calls than this is a tiny window'),
+    ('tiny_steps', 10, 'count', 'fewer profiled training steps than this is a tiny window (inference: fewer calls than infer''s default window, store/document/window.py)'),
     ('tiny_window_ms', 100.0, 'ms', 'so is a window shorter than this'),
     ('reserved_of_device_pct', 95.0, '%', 'with device mallocs in the window: thrashing'),
     ('noisy_other_cpu_pct', 25.0, '%', 'noisy when other processes used ≥ 25% of all CPUs while measuring'),

@@ -79,3 +79,23 @@ def test_the_preflight_call_is_the_first_warmup_call(tmp_path, monkeypatch):
         infer.profile_infer(opts, ["infer"])
         assert len(calls) == expected
         assert calls.count(True) == 2 * repeat  # the profiled window's annotated calls
+
+
+@pytest.mark.parametrize(
+    "kind, steps, window_ms, tiny",
+    [
+        ("infer", 3, 550.0, False),  # infer's default window: every call the same work, attribution settled
+        ("infer", 2, 550.0, True),
+        ("infer", 3, 60.0, True),  # a short window is tiny whatever it holds
+        ("train", 3, 550.0, True),  # training steps differ step to step: ten of them
+        ("train", 10, 550.0, False),
+    ],
+)
+def test_the_tiny_window_mark_counts_calls_against_the_default_window(kind, steps, window_ms, tiny):
+    from libreyolo_profile.store.document.assemble import _with_shared_marks
+
+    marks = _with_shared_marks({}, "cuda", {"steps": steps, "window_ms": window_ms}, kind)
+    assert ("tiny_window" in marks) is tiny, marks
+    if tiny:
+        fewest = 3 if kind == "infer" else 10
+        assert f"(fewer than {fewest} {'call' if kind == 'infer' else 'step'}s or under 100 ms)" in marks["tiny_window"]

@@ -48,6 +48,7 @@ def test_seed_examples_work_as_written(tmp_path):
         assert doc["kind"] == "infer" and doc["timing"]["unprofiled_calls_per_trial"] == [20]
         assert doc["metrics"]["steps"] == doc["settings"]["profiled_runs"] == 3
         assert "random_weights" in doc["marks"]  # no weights offline: said, never hidden
+        assert "tiny_window" not in doc["marks"]  # the default window is not called noisy on every run
     b = json.loads((work / "runs/profile/b/infer/profile.json").read_text())
     assert b["metrics"]["images_per_step"] == 4
     assert sorted(p.name for p in work.iterdir()) == ["runs"]  # nothing outside --project

@@ -15,6 +15,7 @@ from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
 from libreyolo_profile.store.document.verdict import decide
+from libreyolo_profile.store.document.window import PROFILED_RUNS
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
 from libreyolo_profile.vocabulary import thresholds
 
@@ -330,8 +331,12 @@ def _with_shared_marks(marks: dict, device_type: str, metrics: dict, kind: str) 
     if is_cpu_profile({"device_type": device_type}):
         all_marks[mark.CPU_PROFILE] = mark.cpu_profile()
     steps, wall_ms = metrics.get("steps") or 0, metrics.get("window_ms") or 0
-    if mark.is_tiny_window(steps, wall_ms, thresholds()):
-        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, thresholds(), kind)
+    # an inference call repeats the same work: its attribution settles within infer's default window
+    # (store/document/window.py), where training steps differ step to step
+    fewest = PROFILED_RUNS if kind == "infer" else thresholds()["tiny_steps"]
+    shortest_ms = thresholds()["tiny_window_ms"]
+    if mark.is_tiny_window(steps, wall_ms, fewest, shortest_ms):
+        all_marks[mark.TINY_WINDOW] = mark.tiny_window(steps, wall_ms, fewest, shortest_ms, kind)
     return all_marks
 
 

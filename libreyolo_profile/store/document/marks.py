@@ -55,16 +55,15 @@ def cpu_profile() -> str:
     )
 
 
-def is_tiny_window(steps: int, wall_ms: float, thresholds: dict) -> bool:
-    return steps < thresholds["tiny_steps"] or wall_ms < thresholds["tiny_window_ms"]
+def is_tiny_window(steps: int, wall_ms: float, fewest: int, shortest_ms: float) -> bool:
+    return steps < fewest or wall_ms < shortest_ms
 
 
-def tiny_window(steps: int, wall_ms: float, thresholds: dict, kind: str = "train") -> str:
+def tiny_window(steps: int, wall_ms: float, fewest: int, shortest_ms: float, kind: str = "train") -> str:
     noun = "call" if kind == "infer" else "step"  # an inference profile measures calls
     return (
         f"tiny window: {round(steps):,} profiled {noun}{'' if round(steps) == 1 else 's'} over {wall_ms:.1f} ms "
-        f"(fewer than {thresholds['tiny_steps']} {noun}s "
-        f"or under {thresholds['tiny_window_ms']:.0f} ms): figures are noisy"
+        f"(fewer than {fewest} {noun}s or under {shortest_ms:.0f} ms): figures are noisy"
     )
 
 
