@@ -461,31 +461,11 @@ def test_report_renders_in_chromium(browser, reports, name):
 @pytest.mark.slow
 def test_measured_cpu_profile_report_renders(browser, tmp_path, cache):
     """The whole loop on this machine: measure an inference on the CPU, report it, open it."""
-    measured = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "libreyolo_profile",
-            "infer",
-            "--device",
-            "cpu",
-            "--imgsz",
-            "128",
-            "--warmup",
-            "1",
-            "--runs",
-            "6",
-            "--no-overhead",
-            "--project",
-            str(tmp_path / "runs"),
-            "--json",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env={**os.environ, "XDG_CACHE_HOME": str(cache)},
-    )
+    measured = run_cli(  # forked from the worker's warm parent: the entry `python -m libreyolo_profile` runs
+        "infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "6", "--no-overhead",
+        "--project", str(tmp_path / "runs"), "--json",
+        cwd=tmp_path, timeout=240, env={"XDG_CACHE_HOME": str(cache)},
+    )  # fmt: skip
     assert measured.returncode == 0, measured.stderr[-2000:]
     profile = tmp_path / "runs" / "infer"
     doc = report(str(profile), cwd=tmp_path, cache=cache)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
 import sys
 
 import pytest
-from conftest import run_cli  # noqa: F401  (the shared conftest also gives every test its own cache)
+from conftest import run_cli  # the shared conftest also gives every test its own cache
 
 from libreyolo_profile.store.decode.trace_check import check_events, check_trace
 
@@ -133,31 +132,11 @@ def test_real_traces_clean_and_not(trace):
 @pytest.mark.slow
 def test_measured_profile_trace_opens_cleanly(tmp_path):
     """The trace `infer` writes (torch's export of our capture) has no partial overlaps."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "libreyolo_profile",
-            "infer",
-            "--device",
-            "cpu",
-            "--imgsz",
-            "64",
-            "--warmup",
-            "1",
-            "--runs",
-            "3",
-            "--no-overhead",
-            "--project",
-            str(tmp_path / "runs"),
-            "--json",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=dict(os.environ),
-    )
+    result = run_cli(  # forked from the worker's warm parent: the entry `python -m libreyolo_profile` runs
+        "infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "3", "--no-overhead",
+        "--project", str(tmp_path / "runs"), "--json",
+        cwd=tmp_path, timeout=240,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     written = tmp_path / "runs" / "infer" / "profile_trace.json"
     check = check_trace(written)
