@@ -49,6 +49,18 @@ def require_traces() -> Path:
     return TRACES
 
 
+def require_module(name: str, extra: str):
+    """An optional dependency, imported: skipped where absent, a failure under CI=true (it installs every extra)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if ON_CI:
+            pytest.fail(f"CI=true but {name} is missing: install the [{extra}] extra")
+        pytest.skip(f"{name} is not installed (the [{extra}] extra)")
+
+
 @pytest.fixture
 def traces_dir() -> Path:
     return require_traces()

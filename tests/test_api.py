@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import ON_CI, REPO, cli_json, require_traces, run_cli
+from conftest import REPO, cli_json, require_module, require_traces, run_cli
 
 H100 = "h100_vit_image_classifier.json.gz"
 BEFORE, AFTER = "v100_resnet50_workers0.json.gz", "v100_resnet50_workers4.json.gz"
@@ -24,15 +24,6 @@ def _plain(document):
 
 def _rows(relation) -> list[dict]:
     return _plain([dict(zip(relation.columns, row, strict=False)) for row in relation.fetchall()])
-
-
-def _require_pandas() -> None:
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        if ON_CI:
-            pytest.fail("CI=true but pandas is missing: install the [notebook] extra")
-        pytest.skip("pandas is not installed (the [notebook] extra)")
 
 
 SNIPPET = textwrap.dedent("""
@@ -54,7 +45,7 @@ SNIPPET = textwrap.dedent("""
 
 
 def test_snippet_on_every_shared_trace_without_torch():
-    _require_pandas()
+    require_module("pandas", "notebook")
     traces = sorted(require_traces().glob("*.json.gz"))
     assert traces, "no shared traces"
     run = subprocess.run(

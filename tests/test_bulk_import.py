@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ON_CI, TRACES, cli_json, require_traces, run_cli
+from conftest import TRACES, cli_json, require_module, require_traces, run_cli
 
 GOOD = ("mi250_rocm_minitoy", "cpu_only_rank34", "h100_vit_image_classifier")
 SAME = (
@@ -93,12 +93,7 @@ def test_bad_bulk_options_are_usage_errors(tmp_path, args, message):
 
 @pytest.fixture(scope="module")
 def dask_cluster():
-    try:
-        from distributed import LocalCluster
-    except ImportError:
-        if ON_CI:
-            pytest.fail("CI=true but the [dask] extra (dask[distributed]) is missing")
-        pytest.skip("needs the [dask] extra")
+    LocalCluster = require_module("distributed", "dask").LocalCluster
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
     try:
         yield cluster

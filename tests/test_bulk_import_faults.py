@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ON_CI, TRACES, default_sigint, require_traces, run_cli, signal_state
+from conftest import TRACES, default_sigint, require_module, require_traces, run_cli, signal_state
 
 LIMIT_S = 300  # every CLI call and wait here is bounded
 
@@ -191,13 +191,7 @@ def test_a_retried_input_is_not_published_twice(tmp_path):
 
 
 def _distributed():
-    try:
-        import distributed
-    except ImportError:
-        if ON_CI:
-            pytest.fail("CI=true but the [dask] extra (dask[distributed]) is missing")
-        pytest.skip("needs the [dask] extra")
-    return distributed
+    return require_module("distributed", "dask")
 
 
 def test_a_scheduler_without_workers_is_refused_with_one_line(tmp_path):

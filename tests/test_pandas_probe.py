@@ -9,20 +9,15 @@ import subprocess
 import sys
 
 import pytest
+from conftest import require_module
 
-from tests.conftest import ON_CI
 from tests.synthetic_traces import A100, annotation, kernel, op, runtime, write_trace
 
 
 @pytest.fixture(autouse=True)
 def _pandas_installed():
     """The [notebook] extra: without pandas there is nothing to avoid, but CI installs it."""
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        if ON_CI:
-            pytest.fail("CI=true but pandas is missing: install the [notebook] extra")
-        pytest.skip("pandas is not installed (the [notebook] extra)")
+    require_module("pandas", "notebook")
 
 
 AFTER_A_COMMAND = """
