@@ -3,7 +3,7 @@
 -- that judge a profile without a per-step blame (a built-in import: its metrics are all it has). A
 -- profile with a blame is judged by it otherwise (sql/verdict_blame.sql).
 -- requires: verdicts.sql, verdict_thresholds.sql, verdict_inputs.sql
--- inputs: verdict_profile (one row: kind, on_gpu, unusable, thrashing, source)
+-- inputs: verdict_metrics (metric, value: the profile's numeric metrics), verdict_profile (one row: kind, on_gpu, unusable, thrashing, source)
 --
 -- Answers: every rule that fires, in order (the first one is the verdict), with its reason, its next
 -- step and the metrics it rests on. The GPU rules end with host-launch and the CPU rules with
@@ -11,22 +11,36 @@
 
 CREATE OR REPLACE TEMP TABLE verdict_rule_hits AS
 WITH p AS (SELECT * FROM verdict_profile),
+-- the metrics the rules read, one column each: verdict_metrics turned in one pass (a scalar subquery per
+-- metric, verdict_inputs.sql's verdict_metric, made this statement ~20% slower to plan)
 m AS (
-    SELECT verdict_metric('step_ms') AS step_ms, verdict_metric('dataload_pct') AS dataload_pct,
-           verdict_metric('dataload_ms') AS dataload_ms, verdict_metric('to_device_pct') AS to_device_pct,
-           verdict_metric('to_device_ms') AS to_device_ms, verdict_metric('sync_pct') AS sync_pct,
-           verdict_metric('sync_ms') AS sync_ms, verdict_metric('communication_pct') AS communication_pct,
-           coalesce(verdict_metric('gpu_util_pct'), 0) AS util, verdict_metric('gemm_pct') AS gemm_pct,
-           verdict_metric('tensorcore_pct') AS tensorcore_pct, verdict_metric('memory_bound_pct') AS memory_bound_pct,
-           verdict_metric('host_overhead_ms') AS host_overhead_ms, verdict_metric('host_overhead_pct') AS host_overhead_pct,
-           verdict_metric('launches_per_step') AS launches_per_step,
-           verdict_metric('per_launch_host_us') AS per_launch_host_us, verdict_metric('leaf_busy_pct') AS leaf
+    SELECT max(value) FILTER (WHERE metric = 'step_ms') AS step_ms,
+           max(value) FILTER (WHERE metric = 'dataload_pct') AS dataload_pct,
+           max(value) FILTER (WHERE metric = 'dataload_ms') AS dataload_ms,
+           max(value) FILTER (WHERE metric = 'to_device_pct') AS to_device_pct,
+           max(value) FILTER (WHERE metric = 'to_device_ms') AS to_device_ms,
+           max(value) FILTER (WHERE metric = 'sync_pct') AS sync_pct,
+           max(value) FILTER (WHERE metric = 'sync_ms') AS sync_ms,
+           max(value) FILTER (WHERE metric = 'communication_pct') AS communication_pct,
+           coalesce(max(value) FILTER (WHERE metric = 'gpu_util_pct'), 0) AS util,
+           max(value) FILTER (WHERE metric = 'gemm_pct') AS gemm_pct,
+           max(value) FILTER (WHERE metric = 'tensorcore_pct') AS tensorcore_pct,
+           max(value) FILTER (WHERE metric = 'memory_bound_pct') AS memory_bound_pct,
+           max(value) FILTER (WHERE metric = 'host_overhead_ms') AS host_overhead_ms,
+           max(value) FILTER (WHERE metric = 'host_overhead_pct') AS host_overhead_pct,
+           max(value) FILTER (WHERE metric = 'launches_per_step') AS launches_per_step,
+           max(value) FILTER (WHERE metric = 'per_launch_host_us') AS per_launch_host_us,
+           max(value) FILTER (WHERE metric = 'leaf_busy_pct') AS leaf
+    FROM verdict_metrics
 ),
 t AS (SELECT name, value, printf('%.0f', value) AS shown FROM verdict_thresholds),
 stages AS (
     SELECT v.verdict AS stage, v.stage_order, v.stage_metric, replace(v.stage_metric, '_pct', '_ms') AS stage_ms_metric,
-           verdict_metric(v.stage_metric) AS share, verdict_metric(replace(v.stage_metric, '_pct', '_ms')) AS stage_ms
-    FROM verdicts v WHERE v.stage_metric IS NOT NULL
+           share.value AS share, stage_ms.value AS stage_ms
+    FROM verdicts v
+    LEFT JOIN verdict_metrics share ON share.metric = v.stage_metric
+    LEFT JOIN verdict_metrics stage_ms ON stage_ms.metric = replace(v.stage_metric, '_pct', '_ms')
+    WHERE v.stage_metric IS NOT NULL
 ),
 rules AS (
     -- overruling any blame
