@@ -46,6 +46,10 @@ def _run(args: list[str], prog: str) -> int:
     from libreyolo_profile.pandas_probe import answer_for_this_command
 
     answer_for_this_command()
+    if args[:1] and args[0] in MEASURING:
+        from libreyolo_profile.collector import pause_for_startup
+
+        pause_for_startup()  # until the first measured call (collector.py)
     fast = _fast_get(args, prog)
     if fast is not None:
         return fast

@@ -26,6 +26,7 @@ GROUND = (
     "errors",
     "connections",
     "pandas_probe",
+    "collector",
     "sqlfiles",
     "sqlmodules",
     "vocabulary",

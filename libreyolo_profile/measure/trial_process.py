@@ -66,4 +66,7 @@ def _report(out: Path, message: str, exit_code: int) -> int:
 
 
 if __name__ == "__main__":
+    from libreyolo_profile.collector import pause_for_startup
+
+    pause_for_startup()  # as the command line does for `run` and `infer` (collector.py)
     sys.exit(main(Path(sys.argv[1])))

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Protocol
 
+from libreyolo_profile.collector import resume_before_measuring
 from libreyolo_profile.measure.profiler import profiling, sync
 
 
@@ -75,6 +76,7 @@ class TrialRunner:
     """Runs calls on one device, ticking `advance()` after every call (the progress bar)."""
 
     def __init__(self, device, advance: Callable[..., object] = _no_progress):
+        resume_before_measuring()  # the command's start-up heap frozen out of the collector (collector.py)
         self.device = device
         self.advance = advance
         self.cuda = getattr(device, "type", "cpu") == "cuda"
