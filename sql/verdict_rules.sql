@@ -11,27 +11,14 @@
 
 CREATE OR REPLACE TEMP TABLE verdict_rule_hits AS
 WITH p AS (SELECT * FROM verdict_profile),
--- the metrics the rules read, one column each: verdict_metrics turned in one pass (a scalar subquery per
--- metric, verdict_inputs.sql's verdict_metric, made this statement ~20% slower to plan)
+-- the metrics the rules read, one column each (verdict_metrics pivoted: a scalar subquery per metric,
+-- verdict_inputs.sql's verdict_metric, made this statement ~20% slower to plan)
 m AS (
-    SELECT max(value) FILTER (WHERE metric = 'step_ms') AS step_ms,
-           max(value) FILTER (WHERE metric = 'dataload_pct') AS dataload_pct,
-           max(value) FILTER (WHERE metric = 'dataload_ms') AS dataload_ms,
-           max(value) FILTER (WHERE metric = 'to_device_pct') AS to_device_pct,
-           max(value) FILTER (WHERE metric = 'to_device_ms') AS to_device_ms,
-           max(value) FILTER (WHERE metric = 'sync_pct') AS sync_pct,
-           max(value) FILTER (WHERE metric = 'sync_ms') AS sync_ms,
-           max(value) FILTER (WHERE metric = 'communication_pct') AS communication_pct,
-           coalesce(max(value) FILTER (WHERE metric = 'gpu_util_pct'), 0) AS util,
-           max(value) FILTER (WHERE metric = 'gemm_pct') AS gemm_pct,
-           max(value) FILTER (WHERE metric = 'tensorcore_pct') AS tensorcore_pct,
-           max(value) FILTER (WHERE metric = 'memory_bound_pct') AS memory_bound_pct,
-           max(value) FILTER (WHERE metric = 'host_overhead_ms') AS host_overhead_ms,
-           max(value) FILTER (WHERE metric = 'host_overhead_pct') AS host_overhead_pct,
-           max(value) FILTER (WHERE metric = 'launches_per_step') AS launches_per_step,
-           max(value) FILTER (WHERE metric = 'per_launch_host_us') AS per_launch_host_us,
-           max(value) FILTER (WHERE metric = 'leaf_busy_pct') AS leaf
-    FROM verdict_metrics
+    SELECT * EXCLUDE (gpu_util_pct, leaf_busy_pct), coalesce(gpu_util_pct, 0) AS util, leaf_busy_pct AS leaf
+    FROM (PIVOT verdict_metrics ON metric IN ('step_ms', 'dataload_pct', 'dataload_ms', 'to_device_pct', 'to_device_ms',
+          'sync_pct', 'sync_ms', 'communication_pct', 'gpu_util_pct', 'gemm_pct', 'tensorcore_pct', 'memory_bound_pct',
+          'host_overhead_ms', 'host_overhead_pct', 'launches_per_step', 'per_launch_host_us', 'leaf_busy_pct')
+          USING max(value))
 ),
 t AS (SELECT name, value, printf('%.0f', value) AS shown FROM verdict_thresholds),
 stages AS (
