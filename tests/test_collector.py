@@ -12,24 +12,27 @@ import textwrap
 from tests.conftest import REPO
 
 
-def _python(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
+def _after_entry(command: str, then: str) -> str:
+    """What a fresh interpreter prints running `then` after the command line's entry took `command --help`."""
+    entry = f"""
+        import contextlib, gc, io
+        from libreyolo_profile import launcher
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                launcher._run([{command!r}, "--help"], "libreyolo-profile")
+            except SystemExit:
+                pass
+        """
+    code = textwrap.dedent(entry) + textwrap.dedent(then)
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
 
 def test_a_measuring_entry_pauses_the_collector_until_its_runner_is_made():
-    out = _python(
+    out = _after_entry(
+        "infer",
         """
-        import contextlib, gc, io
-        from libreyolo_profile import launcher
-        with contextlib.redirect_stdout(io.StringIO()):
-            try:
-                launcher._run(["infer", "--help"], "libreyolo-profile")
-            except SystemExit:
-                pass
         after_entry = gc.isenabled()
         from libreyolo_profile.measure.trials import TrialRunner
         TrialRunner("cpu")
@@ -37,26 +40,20 @@ def test_a_measuring_entry_pauses_the_collector_until_its_runner_is_made():
         print(after_entry, gc.isenabled(), frozen > 1000)
         TrialRunner("cpu")  # a second trial of the same process changes nothing
         print(gc.isenabled(), gc.get_freeze_count() == frozen)
-        """
+        """,
     )
     assert out.splitlines() == ["False True True", "True True"]
 
 
 def test_a_reader_and_an_api_caller_keep_their_collector():
-    out = _python(
+    out = _after_entry(
+        "summary",
         """
-        import contextlib, gc, io
-        from libreyolo_profile import launcher
-        with contextlib.redirect_stdout(io.StringIO()):
-            try:
-                launcher._run(["summary", "--help"], "libreyolo-profile")
-            except SystemExit:
-                pass
         reader = gc.isenabled()
         gc.disable()  # a caller's own choice, kept by the measurement code
         from libreyolo_profile.measure.trials import TrialRunner
         TrialRunner("cpu")
         print(reader, gc.isenabled(), gc.get_freeze_count())
-        """
+        """,
     )
     assert out == "True False 0"
