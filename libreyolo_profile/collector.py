@@ -5,10 +5,10 @@ collection scans them all again: ~190 ms each on this project's 2-core machine, 
 seed's `infer` (six during the imports, one in the model build, and the one before each timed block, which
 only means to clear what the setup and the profiler left). None of that is the model's cost.
 
-So a measuring command starts with the collector off, as the gc module's own advice for a process that
-builds a large long-lived heap goes (gc.disable() early, gc.freeze() once the heap is built), and before
-its first measured call freezes what the start-up left (out of every later scan) and turns the collector
-back on: the calls run with a normal collector over what they allocate. A process the command line did
+So a measuring command starts with the collector off and, before its first measured call, freezes what
+the start-up left (gc.freeze: out of every later scan; the gc module documents the same disable-early,
+freeze-once-built sequence for a parent's heap before fork()) and turns the collector back on: the calls
+run with a normal collector over what they allocate. A process the command line did
 not start (the Python API, a test calling the measurement code) keeps its collector as it was.
 """
 
