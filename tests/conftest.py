@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -67,17 +68,14 @@ def traces_dir() -> Path:
 
 
 @pytest.fixture
-def trace(traces_dir, request, private_cache):
-    """A shared trace by name; its analysis is copied into the test's cache (see AnalysedTraces)."""
+def trace(traces_dir):
+    """A shared trace by name; the test's cache holds its analysis unless it is marked `cold_cache`
+    (private_cache)."""
 
     def named(name: str) -> Path:
         path = traces_dir / (name if name.endswith(".gz") or name.endswith(".json") else f"{name}.json.gz")
         if not path.is_file():
             pytest.fail(f"missing shared trace {path}")
-        if request.node.get_closest_marker("cold_cache") is None:
-            analysed = request.getfixturevalue("analysed_traces")
-            analysed.analyse(path)
-            analysed.copy_into(private_cache)
         return path
 
     return named
@@ -85,15 +83,33 @@ def trace(traces_dir, request, private_cache):
 
 class AnalysedTraces:
     """The shared traces analysed by the product itself (`summary`), each once per session (per xdist
-    worker) and only when a test first asks for it: every test's private cache starts as a copy of
-    what is analysed so far, instead of paying 1-3 s per trace per test. So do the entries measuring
-    commands remember (a model's FLOP count, the CPU's roof: measure/remembered.py), gathered from each
-    test's cache after it: ~1 s of every CPU measurement otherwise. A test that needs the cache empty
-    is marked `cold_cache`."""
+    worker), all of them before the first test that does not want a cold cache: every test's private
+    cache starts as a copy of them, instead of paying 1-3 s per trace per test (a test reading a shared
+    trace by its path, not through the `trace` fixture, analysed it again: 115 analyses, 152 s of CPU, in
+    one suite). So do the entries measuring commands remember (a model's FLOP count, the CPU's roof:
+    measure/remembered.py), gathered from each test's cache after it: ~1 s of every CPU measurement
+    otherwise. A test that needs the cache empty is marked `cold_cache`."""
 
     def __init__(self, root: Path):
         self.root = root
         self.done: set[Path] = set()
+
+    def analyse_shared(self) -> None:
+        """Every shared trace at the top of ../shared/traces (a job's ranks are imported, not summarised)."""
+        for path in sorted(TRACES.glob("*.json.gz")) if TRACES.is_dir() else ():
+            self.analyse(path)
+
+    def seeded(self, cache: Path) -> Path:
+        """`cache` (an XDG_CACHE_HOME) holding the shared traces analysed."""
+        self.copy_into(cache)
+        return cache
+
+    def document(self, path: Path) -> dict:
+        """The profile document the product's analysis of a trace wrote in the cache."""
+        from libreyolo_profile.store.disk.cache import trace_key
+
+        self.analyse(path)
+        return json.loads((self.entries / trace_key(path) / "profile.json").read_text())
 
     @property
     def entries(self) -> Path:
@@ -134,7 +150,19 @@ def _copy_entries(source: Path, target: Path) -> None:
 
 @pytest.fixture(scope="session")
 def analysed_traces(tmp_path_factory) -> AnalysedTraces:
-    return AnalysedTraces(tmp_path_factory.mktemp("analysed-traces"))
+    analysed = AnalysedTraces(tmp_path_factory.mktemp("analysed-traces"))
+    analysed.analyse_shared()
+    # what the worker holds by now (the collected tests, the readers' imports) lives until it exits: frozen,
+    # the collector's full passes stop rescanning it (they took ~2 % of the in-process readers' test time)
+    gc.freeze()
+    return analysed
+
+
+@pytest.fixture(scope="session")
+def reader_cache_env(analysed_traces, tmp_path_factory) -> dict:
+    """The environment of a reader cache the compare, what-if and gate tests share across their files
+    (they read the same traces and their trials again and again), starting with the shared traces analysed."""
+    return {"XDG_CACHE_HOME": str(analysed_traces.seeded(tmp_path_factory.mktemp("compare-what-if-cache")))}
 
 
 @pytest.fixture(autouse=True)
@@ -147,8 +175,7 @@ def private_cache(request, tmp_path_factory, monkeypatch):
         yield cache
         return
     analysed = request.getfixturevalue("analysed_traces")
-    analysed.copy_into(cache)
-    yield cache
+    yield analysed.seeded(cache)
     analysed.gather_remembered(cache)
 
 

@@ -25,11 +25,8 @@ def traces():
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    """A reader cache shared with test_what_if.py, so each trace is ingested once per session."""
-    shared = tmp_path_factory.getbasetemp() / "compare-what-if-cache"
-    shared.mkdir(exist_ok=True)
-    return {"XDG_CACHE_HOME": str(shared)}
+def cache(reader_cache_env):
+    return reader_cache_env
 
 
 def ingested(path, cache) -> dict:

@@ -23,10 +23,8 @@ EXPERIMENTS = 20_000
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    shared = tmp_path_factory.getbasetemp() / "compare-what-if-cache"
-    shared.mkdir(exist_ok=True)
-    return {"XDG_CACHE_HOME": str(shared)}
+def cache(reader_cache_env):
+    return reader_cache_env
 
 
 @pytest.fixture(scope="module")

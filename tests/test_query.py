@@ -24,9 +24,8 @@ CREATED = {"w0": "2026-01-01T10:00:00+00:00", "h100": "2026-01-02T10:00:00+00:00
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory):
+def root(tmp_path_factory, analysed_traces):
     from libreyolo_profile.store.disk.writer import write_directory
-    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     traces = require_traces()
     root = tmp_path_factory.mktemp("cross-run") / "runs"
@@ -35,7 +34,7 @@ def root(tmp_path_factory):
         ("h100", "h100_vit_image_classifier"),
         ("w4", "v100_resnet50_workers4"),
     ):
-        doc = profile_from_trace(traces / f"{name}.json.gz")
+        doc = analysed_traces.document(traces / f"{name}.json.gz")
         doc["created"] = CREATED[key]
         write_directory(doc, root / key / doc["kind"])
     if not BUILTIN.is_dir():

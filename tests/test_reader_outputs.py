@@ -10,10 +10,8 @@ from reader_outputs import SHARED_TRACES, differences, normalised, outputs_of, r
 
 
 @pytest.mark.parametrize("name", [*SHARED_TRACES, "measured_cpu_infer"])
-def test_reader_outputs_equal_the_recording(name, traces_dir, trace):
+def test_reader_outputs_equal_the_recording(name, traces_dir):
     target, baseline, places = targets(traces_dir)[name]
-    if name != "measured_cpu_infer":
-        trace(name)  # the worker's analysis of it, shared with the other tests
     now = normalised(outputs_of(target, run_cli, baseline), places)
     found = differences(read_fixture(name), now)
     assert not found, f"{len(found)} differences, the first: " + "; ".join(found[:8])

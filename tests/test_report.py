@@ -259,8 +259,8 @@ def work(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("report-cache")
+def cache(tmp_path_factory, analysed_traces) -> Path:
+    return analysed_traces.seeded(tmp_path_factory.mktemp("report-cache"))
 
 
 @pytest.fixture(scope="module")

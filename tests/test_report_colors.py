@@ -109,7 +109,7 @@ def test_reports_of_real_traces_keep_one_meaning_per_colour(tmp_path):
     pages = []
     for name in ("a100_cutlass_adam_rank0.json.gz", "v100_resnet50_workers0.json.gz", "cpu_only_rank34.json.gz"):
         out = tmp_path / f"{name}.html"
-        done = run_cli("report", str(traces / name), "--out", str(out), env={"XDG_CACHE_HOME": str(tmp_path)})
+        done = run_cli("report", str(traces / name), "--out", str(out))
         assert done.returncode == 0, done.stderr
         pages.append(out.read_text())
     for page in pages:

@@ -132,11 +132,10 @@ def _documented_keys() -> set[str]:
     return set(re.findall(r"^\| `([a-z_]+)` \|", section.group(1), re.M))
 
 
-def test_profile_json_keys_are_the_documented_ones(trace):
+def test_profile_json_keys_are_the_documented_ones(trace, analysed_traces):
     from libreyolo_profile.store.document.builtin import builtin_document
-    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
-    doc = profile_from_trace(trace("h100_vit_image_classifier"))
+    doc = analysed_traces.document(trace("h100_vit_image_classifier"))
     assert set(doc) == _documented_keys()
     builtin = REPO.parent / "shared" / "libreyolo_builtin_profiles" / "infer_profile.json"
     if builtin.is_file():  # a converted built-in profile has exactly the same keys
@@ -148,13 +147,12 @@ def test_profile_json_keys_are_the_documented_ones(trace):
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
+def workdir(tmp_path_factory, analysed_traces):
     """runs/profile/{train,infer,a/train,old/train}: three real GPU traces and one built-in profile."""
     from conftest import require_traces
 
     from libreyolo_profile.importer import imported_document
     from libreyolo_profile.store.disk.writer import write_directory
-    from libreyolo_profile.store.document.from_trace import profile_from_trace
 
     traces = require_traces()
     root = tmp_path_factory.mktemp("schema-docs")
@@ -164,7 +162,7 @@ def workdir(tmp_path_factory):
         ("h100_vit_image_classifier", runs),
         ("v100_resnet50_workers4", runs / "a"),
     ):
-        doc = profile_from_trace(traces / f"{name}.json.gz")
+        doc = analysed_traces.document(traces / f"{name}.json.gz")
         write_directory(doc, target / doc["kind"])
     builtin = REPO.parent / "shared" / "libreyolo_builtin_profiles" / "run_profile.json"
     if builtin.is_file():

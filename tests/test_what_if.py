@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -31,14 +32,13 @@ def traces():
 
 
 @pytest.fixture(scope="module")
-def inputs(traces, tmp_path_factory):
+def inputs(traces, reader_cache_env):
     """Per trace: its metrics (`get --json`), its kernels table (the parquet the ingest wrote, read
     with pyarrow) and its ingested document; the reader cache is shared with test_compare.py."""
     from libreyolo_profile.store.disk.cache import trace_key
 
-    cache = tmp_path_factory.getbasetemp() / "compare-what-if-cache"
-    cache.mkdir(exist_ok=True)
-    env = {"XDG_CACHE_HOME": str(cache)}
+    env = reader_cache_env
+    cache = Path(env["XDG_CACHE_HOME"])
     found = {}
 
     def read(name: str) -> dict:
