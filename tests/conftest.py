@@ -123,8 +123,12 @@ class AnalysedTraces:
         self.done.add(path)
 
     def copy_into(self, cache: Path) -> None:
+        # the analyses' files linked, not copied (4 ms a test instead of 25): the product replaces a cache
+        # entry whole through a rename and never writes into one, so a test's cache never changes them here
         if self.entries.is_dir():
-            shutil.copytree(self.entries, cache / "libreyolo-profile" / "traces", dirs_exist_ok=True)
+            shutil.copytree(
+                self.entries, cache / "libreyolo-profile" / "traces", dirs_exist_ok=True, copy_function=_link_or_copy
+            )
         for area in REMEMBERED_AREAS:
             _copy_entries(self.root / "libreyolo-profile" / area, cache / "libreyolo-profile" / area)
 
@@ -134,6 +138,13 @@ class AnalysedTraces:
 
 
 REMEMBERED_AREAS = ("flops", "cpu_peak")
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def _copy_entries(source: Path, target: Path) -> None:

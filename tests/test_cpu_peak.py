@@ -10,9 +10,7 @@ import time
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
-from libreyolo_profile.measure import cpu_peak  # noqa: E402
+from libreyolo_profile.measure import cpu_peak
 
 pytestmark = pytest.mark.cold_cache  # counts the probes: nothing remembered by earlier tests
 
@@ -24,6 +22,8 @@ CPU = "Test CPU @ 1.00GHz"
 def probes(monkeypatch):
     """The probe replaced by one that counts its runs (the real one is run by every CPU measurement)."""
     runs = []
+
+    torch = pytest.importorskip("torch")  # here, not at collection: 1.5 s and its memory in every test worker
 
     def probe():
         runs.append(time.time())
@@ -58,6 +58,7 @@ def test_a_roof_from_another_day_is_measured_again(probes, private_cache, hours_
 
 
 def test_another_thread_count_is_another_roof(probes, private_cache):
+    torch = pytest.importorskip("torch")
     threads = torch.get_num_threads()
     cpu_peak.cpu_peak(CPU)
     try:

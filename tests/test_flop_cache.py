@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
-from libreyolo_profile.measure import families, flop_cache  # noqa: E402
+from libreyolo_profile.measure import families, flop_cache
 
 pytestmark = pytest.mark.cold_cache  # counts what is measured: nothing remembered by earlier tests
 
 
 def conv(channels: int = 8):
+    torch = pytest.importorskip("torch")  # here, not at collection: 1.5 s and its memory in every test worker
     return torch.nn.Sequential(torch.nn.Conv2d(3, channels, 3, padding=1), torch.nn.ReLU())
 
 
