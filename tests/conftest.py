@@ -84,7 +84,7 @@ def trace(traces_dir):
 class AnalysedTraces:
     """The shared traces analysed by the product itself (`summary`), each once per session (per xdist
     worker), all of them before the first test that does not want a cold cache: every test's private
-    cache starts as a copy of them, instead of paying 1-3 s per trace per test (a test reading a shared
+    cache starts with them (copy_into), instead of paying 1-3 s per trace per test (a test reading a shared
     trace by its path, not through the `trace` fixture, analysed it again: 115 analyses, 152 s of CPU, in
     one suite). So do the entries measuring commands remember (a model's FLOP count, the CPU's roof:
     measure/remembered.py), gathered from each test's cache after it: ~1 s of every CPU measurement
