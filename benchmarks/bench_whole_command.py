@@ -11,11 +11,13 @@ interleaved rounds (benchmarks/harness.py), every run printed, then medians and 
   run     ours      libreyolo profile run fixtures/synth3.yaml --device cpu --batch 4 --imgsz 320 --steps 5
                     --warmup 2 --workers 0 --no-amp
           builtin   the same through LibreYOLO's own CLI
-          plain     a script that builds LibreYOLO9-t and its own trainer (YOLO9Trainer.setup(): dataset,
-                    loader, optimizer, EMA) and runs warmup + steps of its training step: forward and loss
-                    (trainer.on_forward), zero_grad, backward, optimizer step, EMA update, the loss read
+          plain     a script that builds LibreYOLO9-t as LibreYOLO9.train() does (class head for the
+                    dataset's nc, PGI aux branch at its default weight) and its trainer (YOLO9Trainer.setup():
+                    dataset, loader, optimizer, EMA) and runs warmup + steps of the trainer's step: forward and
+                    loss (trainer.on_forward), zero_grad, backward, the trainer's gradient clipping, optimizer
+                    step, EMA update, the loss read
 
-    python benchmarks/bench_whole_command.py [--rounds 3] [--only infer|run]
+    python benchmarks/bench_whole_command.py [--rounds 3] [--only infer|run] [--run-warmup 2 --run-steps 5]
 
 All three run in one temporary directory holding one random-init LibreYOLO9-t checkpoint (./LibreYOLO9t.pt, seed
 0), which each finds by LibreYOLO's default name: the same weights everywhere, no download tried.
@@ -31,6 +33,8 @@ from pathlib import Path
 from harness import REPO, Command, print_table, python_argv, run_once, run_rounds
 
 OFFLINE = {"LIBREYOLO_PROFILE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+BATCH = 4  # run's batch
+FIXTURE_TRAIN_IMAGES = 32  # fixtures/synth3's training split
 
 # one random-init checkpoint, in the working directory of all three: each finds ./LibreYOLO9t.pt itself
 MAKE_WEIGHTS = r"""
@@ -58,6 +62,11 @@ data, steps, out = Path(sys.argv[1]).resolve(), int(sys.argv[2]), sys.argv[3]
 nc = len(yaml.safe_load(data.read_text())["names"])
 torch.manual_seed(0)
 wrapper = LibreYOLO9("LibreYOLO9t.pt", size="t", device="cpu")
+# as LibreYOLO9.train() before its trainer: the class head for the dataset's nc, the PGI aux branch
+# (aux_weight 0.25, its default), which adds ~60% to a step's work here
+if nc != wrapper.nb_classes:
+    wrapper._rebuild_for_new_classes(nc)
+wrapper.model.enable_aux(weight=0.25)
 trainer = YOLO9Trainer(model=wrapper.model, wrapper_model=wrapper, size="t", num_classes=nc, data=str(data),
                        batch=4, imgsz=320, workers=0, device="cpu", project=out, name="plain", exist_ok=True,
                        amp=False, seed=0)
@@ -69,6 +78,8 @@ for _ in range(steps):
     outputs = trainer.on_forward(batch[0], batch[1])
     trainer.optimizer.zero_grad()
     outputs["total_loss"].backward()
+    if trainer._should_clip_gradients():
+        trainer._clip_gradients()
     trainer.optimizer.step()
     if trainer.ema_model is not None:
         trainer.ema_model.update(trainer.model)
@@ -96,24 +107,15 @@ def infer_commands(tmp: Path) -> list[Command]:
     ]
 
 
-def run_commands(tmp: Path) -> list[Command]:
+def run_commands(tmp: Path, warmup: int, steps: int) -> list[Command]:
     (tmp / "plain_run.py").write_text(PLAIN_RUN)
     data = str(REPO / "fixtures" / "synth3.yaml")
-    flags = [
-        "--device",
-        "cpu",
-        "--batch",
-        "4",
-        "--imgsz",
-        "320",
-        "--steps",
-        "5",
-        "--warmup",
-        "2",
-        "--workers",
-        "0",
-        "--no-amp",
-    ]
+    if (warmup + steps) * BATCH > FIXTURE_TRAIN_IMAGES:  # one pass must hold them: a bigger set, made the same way
+        maker = [str(REPO / "fixtures" / "make_dataset.py"), "--out", str(tmp), "--name", "synth_big"]
+        run_once(Command("dataset", python_argv(*maker, "--train", str((warmup + steps) * BATCH)), tmp, OFFLINE))
+        data = str(tmp / "synth_big.yaml")
+    flags = ["--device", "cpu", "--batch", str(BATCH), "--imgsz", "320", "--steps", str(steps), "--warmup", str(warmup)]
+    flags += ["--workers", "0", "--no-amp"]
     return [
         Command(
             "ours",
@@ -122,7 +124,9 @@ def run_commands(tmp: Path) -> list[Command]:
             OFFLINE,
         ),
         Command("builtin", builtin("profile", "run", data, *flags, "--project", str(tmp / "builtin")), tmp, OFFLINE),
-        Command("plain", python_argv(str(tmp / "plain_run.py"), data, "7", str(tmp / "plain")), tmp, OFFLINE),
+        Command(
+            "plain", python_argv(str(tmp / "plain_run.py"), data, str(warmup + steps), str(tmp / "plain")), tmp, OFFLINE
+        ),
     ]
 
 
@@ -130,6 +134,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", choices=("infer", "run"))
+    ap.add_argument("--run-warmup", type=int, default=2, help="run's --warmup (default 2)")
+    ap.add_argument(
+        "--run-steps", type=int, default=5, help="run's --steps (default 5; its own default is 20, on a generated set)"
+    )
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -139,8 +147,8 @@ def main() -> None:
             results = run_rounds(infer_commands(tmp), a.rounds)
             print_table(results, "plain", "infer: the seed's example")
         if a.only in (None, "run"):
-            results = run_rounds(run_commands(tmp), a.rounds)
-            print_table(results, "plain", "run: 2 warmup + 5 steps of batch 4 at 320 px")
+            results = run_rounds(run_commands(tmp, a.run_warmup, a.run_steps), a.rounds)
+            print_table(results, "plain", f"run: {a.run_warmup} warmup + {a.run_steps} steps of batch 4 at 320 px")
 
 
 if __name__ == "__main__":
