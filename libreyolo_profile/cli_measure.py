@@ -11,7 +11,7 @@ import typer
 
 import libreyolo_profile as lp  # the Python API: the published profile is opened through it
 from libreyolo_profile.cli_help import EXIST_OK_HELP, JSON_HELP
-from libreyolo_profile.store.document.window import PROFILED_RUNS
+from libreyolo_profile.store.document.window import PROFILED_RUNS, PROFILED_STEPS
 
 DEVICE_HELP = "device: 0, cuda:N or cpu; auto: CUDA device 0 where CUDA is present, else the CPU (with a note)"
 RUN_DEVICE_HELP = DEVICE_HELP + "; a list (0,1) profiles one DDP job, a rank per GPU, as one job profile"
@@ -31,6 +31,11 @@ PROFILED_RUNS_HELP = (
     "calls in the profiled window, the attribution (kernels, ops, blame, modules); "
     f"default min(--runs, {PROFILED_RUNS}), with --no-overhead --runs: every call is the same work, "
     "so the shares settle within a few calls"
+)
+PROFILED_STEPS_HELP = (
+    "steps in the profiled window, the attribution (kernels, ops, blame, modules); "
+    f"default min(--steps, {PROFILED_STEPS}), with --no-overhead --steps: the fewest steps that are not a tiny "
+    "window (training steps differ batch to batch); the headline is every --steps step, unprofiled"
 )
 RUN_OVERHEAD_HELP = "time an unprofiled pass to record profiler_overhead_pct"
 INFER_OVERHEAD_HELP = "time the same calls without the profiler to record profiler_overhead_pct"
@@ -53,6 +58,7 @@ def run_cmd(
     workers: int = typer.Option(8, help="dataloader workers"),
     amp: bool = typer.Option(True, "--amp/--no-amp", help="use the model family's AMP path (CUDA only)"),
     steps: int = typer.Option(20, help="steps measured"),
+    profiled_steps: int | None = typer.Option(None, show_default=False, help=PROFILED_STEPS_HELP),
     warmup: int = typer.Option(5, help="warmup steps before measuring"),
     repeat: int = typer.Option(1, help="repeat N times for mean and standard deviation"),
     device: str = typer.Option("auto", help=RUN_DEVICE_HELP),
@@ -79,6 +85,7 @@ def run_cmd(
         workers=workers,
         amp=amp,
         steps=steps,
+        profiled_steps=profiled_steps,
         warmup=warmup,
         repeat=repeat,
         device=device,

@@ -1,12 +1,16 @@
-"""`infer --profiled-runs` (issue 27): the profiled window holds that many calls, by default min(--runs, 3),
-while the headline keeps every --runs call unprofiled; profile.json says which rule made the window."""
+"""`infer --profiled-runs` and `run --profiled-steps` (issue 27): the profiled window holds that many calls
+(steps), by default min(--runs, 3) (min(--steps, 10)), while the headline keeps every --runs call (--steps
+step) unprofiled; profile.json says which rule made the window."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import run_cli
+
+FIXTURE_YAML = Path(__file__).resolve().parent.parent / "fixtures" / "synth3.yaml"
 
 
 def profiler_steps(trace) -> int:
@@ -99,3 +103,62 @@ def test_the_tiny_window_mark_counts_calls_against_the_default_window(kind, step
     if tiny:
         fewest = 3 if kind == "infer" else 10
         assert f"(fewer than {fewest} {'call' if kind == 'infer' else 'step'}s or under 100 ms)" in marks["tiny_window"]
+
+
+@pytest.mark.slow
+def test_run_profiles_its_window_and_times_every_step_unprofiled(tmp_path):
+    """--steps 5 --profiled-steps 2: two ProfilerSteps in the trace, five steps in the headline, and the
+    profiler's overhead per step from the two against the five."""
+    result = run_cli(
+        "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "2", "--imgsz", "64", "--steps", "5",
+        "--profiled-steps", "2", "--warmup", "1", "--workers", "0", "--no-amp", "--no-report",
+        "--project", str(tmp_path), env={"LIBREYOLO_PROFILE_OFFLINE": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    profile = tmp_path / "train"
+    doc = json.loads((profile / "profile.json").read_text())
+    assert profiler_steps(profile / "profile_trace.json") == 2
+    assert doc["settings"]["steps"] == 5 and doc["settings"]["profiled_steps"] == 2
+    assert "the first 2 of them profiled" in doc["settings"]["window"]
+    assert doc["timing"]["unprofiled_calls_per_trial"] == [5]
+    assert doc["timing"]["profiled_calls_per_trial"] == [2]
+    assert "min(--steps, 10)" in doc["timing"]["window_rule"]
+    extra = doc["extra"][0]
+    assert len(extra["host_step_ms"]) == 2 and len(extra["unprofiled_step_ms"]) == 5
+    m = doc["metrics"]
+    assert m["steps"] == 2
+    assert m["profiled_step_ms"] == pytest.approx(extra["host_window_ms"] / 2, rel=1e-6)
+    assert m["step_ms"] == pytest.approx(extra["unprofiled_window_ms"] / 5, rel=1e-3)
+    assert m["profiler_overhead_pct"] == pytest.approx(100 * (m["profiled_step_ms"] / m["step_ms"] - 1), rel=1e-6)
+    summary = run_cli("summary", str(profile))
+    assert "headline: 5 unprofiled steps · attribution: 2 profiled steps" in summary.stdout
+
+
+@pytest.mark.parametrize(
+    "steps, profiled_steps, overhead, window",
+    [(20, None, True, 10), (4, None, True, 4), (20, 3, True, 3), (20, None, False, 20)],
+)
+def test_runs_default_window_is_at_most_ten_steps(tmp_path, steps, profiled_steps, overhead, window):
+    from libreyolo_profile.measure.options import RunOptions
+
+    opts = RunOptions(
+        data="coco128", steps=steps, profiled_steps=profiled_steps, overhead=overhead, project=tmp_path / "p"
+    )
+    assert opts.window_steps == window
+
+
+def test_runs_default_window_is_the_fewest_steps_that_are_not_tiny():
+    from libreyolo_profile.store.document.window import PROFILED_STEPS
+    from libreyolo_profile.vocabulary import thresholds
+
+    assert PROFILED_STEPS == thresholds()["tiny_steps"]
+
+
+def test_a_run_window_longer_than_the_steps_is_refused(tmp_path):
+    result = run_cli(
+        "run", str(FIXTURE_YAML), "--device", "cpu", "--steps", "3", "--profiled-steps", "4",
+        "--project", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "--profiled-steps 4: at most --steps (3)" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "train").exists()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.store.document.window import PROFILED_RUNS
+from libreyolo_profile.store.document.window import PROFILED_RUNS, PROFILED_STEPS
 
 AMP_DTYPES = ("float16", "bfloat16")
 AUTO_BATCH = -1  # `run --batch -1`: pick the batch from the device's memory
@@ -128,6 +128,7 @@ class RunOptions:
     fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
     memory: bool = False  # allocator events in the profiled window (torch.profiler profile_memory)
     nproc: int = 1  # CPU ranks of one DDP job (gloo); GPU ranks come from a --device list (measure/ranks.py)
+    profiled_steps: int | None = None  # steps under the profiler; None: min(steps, PROFILED_STEPS)
 
     def __post_init__(self) -> None:
         check_replaceable(self.project, "train", self.exist_ok)
@@ -135,6 +136,13 @@ class RunOptions:
         if self.batch != AUTO_BATCH:
             check_at_least("batch", self.batch)
         check_at_least("steps", self.steps)
+        if self.profiled_steps is not None:
+            check_at_least("profiled-steps", self.profiled_steps)
+            if self.profiled_steps > self.steps:
+                raise UsageError(
+                    f"--profiled-steps {self.profiled_steps}: at most --steps ({self.steps}), the steps the "
+                    "unprofiled pass replays"
+                )
         check_at_least("warmup", self.warmup, 0)
         check_at_least("repeat", self.repeat)
         check_at_least("workers", self.workers, 0)
@@ -150,6 +158,14 @@ class RunOptions:
         """The departures from LibreYOLO's training step this run was asked for: flag -> what it changes
         (empty for a run that measures the step as the trainer runs it)."""
         return {flag: what for field, (flag, what) in TRAINER_DEPARTURES.items() if not getattr(self, field)}
+
+    @property
+    def window_steps(self) -> int:
+        """The steps under the profiler: --profiled-steps, else min(--steps, PROFILED_STEPS); with
+        --no-overhead the window is the headline too, so by default it is all --steps steps."""
+        if self.profiled_steps is not None:
+            return self.profiled_steps
+        return min(self.steps, PROFILED_STEPS) if self.overhead else self.steps
 
     @property
     def steps_per_trial(self) -> int:

@@ -13,13 +13,13 @@ GradScaler's inf check included, because on a GPU those are real host/device syn
 show. A departure from the trainer (`--no-loss-item`) is an option, listed in settings.departures and
 in the `departs_from_trainer` mark; a profile without them measured the step as LibreYOLO runs it.
 
-Each trial is a fresh pass over the training split: `--warmup` steps untraced, then `--steps`
-traced, all from that one pass (no epoch boundary, no validation, no checkpoint in the window).
-The headline: the same trial replayed without the profiler (weights, optimizer, EMA, scaler,
-schedule and RNG restored to the trial's start, so the same batches come out), before the profiled
-pass in odd trials and after it in even ones. Its step time, throughput and stage split are the
-profile's; the profiled pass supplies the attribution, and the two windows' wall times give
-profiler_overhead_pct.
+Each trial is a fresh pass over the training split: `--warmup` steps untraced, then the first
+`--profiled-steps` of the `--steps` (by default min(--steps, 10)) traced, all from that one pass (no epoch
+boundary, no validation, no checkpoint in the window). The headline: the trial's `--steps` steps replayed
+without the profiler (weights, optimizer, EMA, scaler, schedule and RNG restored to the trial's start, so
+the same batches come out, the profiled ones first), before the profiled pass in odd trials and after it
+in even ones. Its step time, throughput and stage split are the profile's; the profiled pass supplies the
+attribution, and the two passes' wall times per step give profiler_overhead_pct.
 """
 
 from __future__ import annotations
@@ -228,20 +228,22 @@ def _build_trainer(
 
 
 def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial: int):
-    """The trial's profiled pass and, with --overhead, the same steps without the profiler (weights,
-    optimizer, EMA, scaler, schedule and RNG restored, so the same batches come out). Odd trials time
-    the unprofiled pass first, so drift within a process hits both sides; the unprofiled pass is the
-    headline. Training then continues from the profiled pass's end state."""
+    """The trial's profiled pass (warmup, then the window's steps) and, with --overhead, its --steps
+    steps without the profiler (weights, optimizer, EMA, scaler, schedule and RNG restored, so the same
+    batches come out, the window's first). Odd trials time the unprofiled pass first, so drift within a
+    process hits both sides; the unprofiled pass is the headline. Training then continues from the
+    profiled pass's end state."""
     step, device = training.step, training.device
     label = f"trial {trial + 1}/{opts.repeat}" if opts.repeat > 1 else "run"
     plain_first = opts.overhead and trial % 2 == 1
     start = step.snapshot() if plain_first else None
     trial_seed = SEED + 1 + trial
-    total = opts.steps_per_trial * (2 if plain_first else 1) + (opts.steps if opts.overhead and not plain_first else 0)
+    profiled = opts.window_steps
+    total = opts.warmup + profiled + (opts.steps_per_trial if plain_first else opts.steps if opts.overhead else 0)
     load = LoadSampler(device)
     with common.progress(
-        f"{label}: warmup {opts.warmup}, {opts.steps} profiled steps of batch {training.batch}"
-        + (", and the same steps unprofiled" if opts.overhead else ""),
+        f"{label}: warmup {opts.warmup}, {profiled} profiled steps of batch {training.batch}"
+        + (f", {opts.steps} unprofiled" if opts.overhead else ""),
         total,
     ) as advance:
         runner = TrialRunner(device, advance)
@@ -255,7 +257,7 @@ def measure_trial(training: Training, opts: RunOptions, trace_path: Path, trial:
         warmed = step.snapshot() if opts.overhead and not plain_first else None
         retries = profiler.cuda_memory_reset(device)
         prof = profiler.make_profiler(device, profile_memory=opts.memory)  # the profiled window only
-        window = runner.profiled_window(step, opts.steps, prof, sync_last=True)
+        window = runner.profiled_window(step, profiled, prof, sync_last=True)
         mem = profiler.cuda_memory_capture(device, retries)
         step.end_pass()
         if warmed is not None:
@@ -296,10 +298,11 @@ def _unprofiled_pass(training: Training, opts: RunOptions, runner: TrialRunner, 
 
 
 def _replay(training: Training, opts: RunOptions, runner: TrialRunner, trial_seed: int, warmed: dict) -> Block:
-    """The profiled steps again without the profiler, from `warmed` (the state after the warmup): the
-    pass starts as seeded, the warmup's batches are only drawn from the loader (its order and workers
-    as before, no step run on them: the process is warm by now), then the state after the warmup is
-    restored, RNG included, and the measured steps run as one timed block on the same batches."""
+    """The trial's --steps steps without the profiler (the profiled ones first), from `warmed` (the
+    state after the warmup): the pass starts as seeded, the warmup's batches are only drawn from the
+    loader (its order and workers as before, no step run on them: the process is warm by now), then the
+    state after the warmup is restored, RNG included, and the steps run as one timed block, the profiled
+    window's on the same batches."""
     step = training.step
     _begin_pass(training, trial_seed)
     for _ in range(opts.warmup):
@@ -328,6 +331,7 @@ def _capture(
     from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
 
     extra = {
+        "profiled_steps": len(window.call_ms),
         "host_window_ms": round(window.wall_ms, 3),
         "host_step_ms": [round(v, 3) for v in window.call_ms],
         "host_step_p50_ms": round(statistics.median(window.call_ms), 3),
@@ -352,13 +356,14 @@ def _capture(
                     if plain_first
                     else "after the profiled pass, from the state its warmup left "
                 )
-                + "(weights, optimizer, EMA, scaler, LR schedule and RNG restored, so the same batches come out)"
+                + "(weights, optimizer, EMA, scaler, LR schedule and RNG restored, so the same batches come out, "
+                + "the profiled steps' first)"
             ),
         )
     return TrialCapture(
         trace_path=trace_path,
         images_per_step=batch,
-        profiled_step_ms=window.wall_ms / steps,
+        profiled_step_ms=window.wall_ms / len(window.call_ms),
         profiled_window_ms=window.wall_ms,
         unprofiled=unprofiled,
         machine=machine,

@@ -33,6 +33,7 @@ def run_settings(opts: RunOptions, training) -> dict:
         "amp_active": amp_active,
         "amp_dtype": "float16" if amp_active else None,
         "steps": steps,
+        "profiled_steps": opts.window_steps,
         "warmup": warmup,
         "repeat": repeat,
         "device": str(training.device),
@@ -73,12 +74,14 @@ def _dataset(opts: RunOptions, training) -> dict:
 def _scope(opts: RunOptions, training) -> dict:
     """In words: which batches the measured window holds, what one step runs and where it waits for the device."""
     amp_active = training.amp_active
-    warmup, steps = opts.warmup, opts.steps
+    warmup, steps, profiled = opts.warmup, opts.steps, opts.window_steps
     return {
         "window": (
             f"{warmup} warmup + {steps} measured batches from one fresh shuffled pass over "
             f"{training.available} training images ({training.full_batches} full batches, last incomplete "
-            "batch dropped); no validation, checkpoint or epoch boundary inside"
+            "batch dropped)"
+            + (f", the first {profiled} of them profiled" if profiled < steps else "")
+            + "; no validation, checkpoint or epoch boundary inside"
         ),
         "step_scope": (
             "LibreYOLO's trainer step in its order: dataload (next batch) | to_device | forward+loss"

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from libreyolo_profile.metric_catalog import PERCENTILE_MIN_CALLS
 from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
-from libreyolo_profile.store.document.window import PROFILED_RUNS
+from libreyolo_profile.store.document.window import WINDOW_RULES
 
 INFER_STAGES = ("preprocess", "forward", "postprocess")
 TRAIN_STAGES = ("dataload", "to_device")
@@ -149,18 +149,13 @@ def timing_record(kind: str, captures: list) -> dict:
     unit = "calls" if kind == "infer" else "steps"
     pair = "mean call time" if kind == "infer" else "wall time per step, each block ending when the device is done"
     places = list(dict.fromkeys(u.where for u in unprofiled))  # trials alternate sides in `run`
-    window = [c.extra.get("profiled_calls") for c in measured]
+    window = [c.extra.get("profiled_calls" if kind == "infer" else "profiled_steps") for c in measured]
     return {
         "headline": "unprofiled",
         "unprofiled_calls_per_trial": [len(u.call_ms) for u in unprofiled],
         **(
-            {
-                "profiled_calls_per_trial": window,
-                "window_rule": "the profiled window is --profiled-runs calls, by default "
-                f"min(--runs, {PROFILED_RUNS}): every call is the same work, so attribution settles within a few "
-                "calls; the headline is every --runs call, unprofiled",
-            }
-            if kind == "infer" and all(n is not None for n in window)
+            {"profiled_calls_per_trial": window, "window_rule": WINDOW_RULES[kind]}
+            if kind in WINDOW_RULES and all(n is not None for n in window)
             else {}
         ),
         "where": places[0] if len(places) == 1 else places,
@@ -168,7 +163,7 @@ def timing_record(kind: str, captures: list) -> dict:
         "stage_clock": "host perf_counter around each phase of the unprofiled calls",
         "overhead_method": (
             f"profiler_overhead_pct = (profiled_step_ms − step_ms) ÷ step_ms, each the {pair}: of the "
-            f"profiled {unit}, and of the same {unit} without the profiler ({'; '.join(places)}); "
+            f"profiled {unit}, and of the {unit} timed without the profiler ({'; '.join(places)}); "
             "can be negative within timing noise"
         ),
         "processes": [c.process for c in measured],
