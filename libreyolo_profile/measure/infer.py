@@ -316,7 +316,8 @@ def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: list
         extra["peak_rss_mb"] = profiler.peak_rss_mb()
         extra["peak_rss_note"] = (
             "process peak resident set size since start (interpreter, libraries, model "
-            "and every tensor), not an allocator peak"
+            "and every tensor; with record_shapes the process also grows with each profiled call), "
+            "not an allocator peak"
         )
     unprofiled = None
     if plain:
