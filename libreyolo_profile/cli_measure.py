@@ -34,8 +34,9 @@ PROFILED_RUNS_HELP = (
 )
 PROFILED_STEPS_HELP = (
     "steps in the profiled window, the attribution (kernels, ops, blame, modules); "
-    f"default min(--steps, {PROFILED_STEPS}), with --no-overhead --steps: the fewest steps that are not a tiny "
-    "window (training steps differ batch to batch); the headline is every --steps step, unprofiled"
+    f"default min(--steps, {PROFILED_STEPS}), {PROFILED_STEPS} being the fewest steps that are not a tiny window "
+    "(training steps differ batch to batch), or with --no-overhead --steps; the headline is every --steps step, "
+    "unprofiled"
 )
 RUN_OVERHEAD_HELP = "time an unprofiled pass to record profiler_overhead_pct"
 INFER_OVERHEAD_HELP = "time the same calls without the profiler to record profiler_overhead_pct"
