@@ -58,7 +58,7 @@ import sys, torch, yaml
 from pathlib import Path
 from libreyolo import LibreYOLO9
 from libreyolo.models.yolo9.trainer import YOLO9Trainer
-data, steps, out = Path(sys.argv[1]).resolve(), int(sys.argv[2]), sys.argv[3]
+data, steps, batch, out = Path(sys.argv[1]).resolve(), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 nc = len(yaml.safe_load(data.read_text())["names"])
 torch.manual_seed(0)
 wrapper = LibreYOLO9("LibreYOLO9t.pt", size="t", device="cpu")
@@ -68,7 +68,7 @@ if nc != wrapper.nb_classes:
     wrapper._rebuild_for_new_classes(nc)
 wrapper.model.enable_aux(weight=0.25)
 trainer = YOLO9Trainer(model=wrapper.model, wrapper_model=wrapper, size="t", num_classes=nc, data=str(data),
-                       batch=4, imgsz=320, workers=0, device="cpu", project=out, name="plain", exist_ok=True,
+                       batch=batch, imgsz=320, workers=0, device="cpu", project=out, name="plain", exist_ok=True,
                        amp=False, seed=0)
 trainer.setup()
 trainer.model.train()
@@ -125,7 +125,10 @@ def run_commands(tmp: Path, warmup: int, steps: int) -> list[Command]:
         ),
         Command("builtin", builtin("profile", "run", data, *flags, "--project", str(tmp / "builtin")), tmp, OFFLINE),
         Command(
-            "plain", python_argv(str(tmp / "plain_run.py"), data, str(warmup + steps), str(tmp / "plain")), tmp, OFFLINE
+            "plain",
+            python_argv(str(tmp / "plain_run.py"), data, str(warmup + steps), str(BATCH), str(tmp / "plain")),
+            tmp,
+            OFFLINE,
         ),
     ]
 
@@ -148,7 +151,9 @@ def main() -> None:
             print_table(results, "plain", "infer: the seed's example")
         if a.only in (None, "run"):
             results = run_rounds(run_commands(tmp, a.run_warmup, a.run_steps), a.rounds)
-            print_table(results, "plain", f"run: {a.run_warmup} warmup + {a.run_steps} steps of batch 4 at 320 px")
+            print_table(
+                results, "plain", f"run: {a.run_warmup} warmup + {a.run_steps} steps of batch {BATCH} at 320 px"
+            )
 
 
 if __name__ == "__main__":
