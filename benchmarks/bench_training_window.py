@@ -1,16 +1,19 @@
-"""What a long profiled training window does to itself (issue 27, why `run` profiles at most 10 steps).
+"""What a long profiled training window does to itself (issue 27: why `run` profiles at most 10 steps, and
+records the scalar lists among the ops' inputs in the first profiled step only).
 
 One fresh process per setting: LibreYOLO9-t built as `LibreYOLO9.train()` builds it (class head for the
 dataset's nc, PGI aux branch at weight 0.25), its YOLO9Trainer, 2 untimed steps, then N steps under
-torch.profiler with our options (measure/profiler.py PROFILER_OPTIONS: record_shapes on) and, for
-comparison, the same with record_shapes off, and with no profiler. Printed per step: wall ms and the
-process's resident set (MiB) after the step; then the profiler's stop.
+torch.profiler with our options (measure/profiler.py PROFILER_OPTIONS: record_shapes on, scalar lists
+recorded in the first step only, as measure/trials.py does it) and, for comparison, the same with the scalar
+lists recorded in every step (torch's default), with record_shapes off, and with no profiler. Printed per
+step: wall ms and the process's resident set (MiB) after the step; then the profiler's stop.
 
     python benchmarks/bench_training_window.py [--steps 14] [--imgsz 320] [--batch 4]
 
-Measured on the project's 2-core machine (imgsz 320, batch 4, 14 steps, two runs): with record_shapes the
-process grew 0.75-0.85 GB a step and most steps after the first few took 1.6-2.1 s (from the 4th in one run,
-the 9th in the other); without it, or without the profiler, it stayed under 2 GB and the steps near 0.8 s.
+Measured on the project's 2-core machine (imgsz 320, batch 4): with the scalar lists recorded in every step
+the process grew 0.6-0.85 GB a step and most steps after the first few took 1.6-2.1 s (from the 4th in one
+run, the 9th in another, the 8th in a third); recorded in the first step only, it grew ~50 MB a step and the
+steps stayed near 0.8 s, as with record_shapes off or without the profiler.
 A training set big enough for one pass is generated with fixtures/make_dataset.py in a temporary directory.
 """
 
@@ -30,7 +33,7 @@ import json, sys, time
 import torch
 from libreyolo import LibreYOLO9
 from libreyolo.models.yolo9.trainer import YOLO9Trainer
-from libreyolo_profile.measure.profiler import PROFILER_OPTIONS
+from libreyolo_profile.measure.profiler import PROFILER_OPTIONS, scalar_lists_switch
 data, mode, steps, imgsz, batch, out = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6]), sys.argv[6]
 torch.manual_seed(0)
 wrapper = LibreYOLO9(None, size="t", device="cpu")
@@ -62,21 +65,25 @@ for _ in range(2):
 prof = None
 if mode != "none":
     from torch.profiler import ProfilerActivity, profile
-    prof = profile(activities=[ProfilerActivity.CPU], **dict(PROFILER_OPTIONS, record_shapes=mode == "shapes"))
+    prof = profile(activities=[ProfilerActivity.CPU], **dict(PROFILER_OPTIONS, record_shapes=mode != "no-shapes"))
     prof.__enter__()
 rows = []
-for _ in range(steps):
+with scalar_lists_switch() as stop_scalar_lists:
+    for index in range(steps):
+        t = time.perf_counter()
+        step()
+        rows.append((round((time.perf_counter() - t) * 1000), round(rss_mib())))
+        if index == 0 and mode == "ours":
+            stop_scalar_lists()
     t = time.perf_counter()
-    step()
-    rows.append((round((time.perf_counter() - t) * 1000), round(rss_mib())))
-t = time.perf_counter()
-if prof is not None:
-    prof.__exit__(None, None, None)
+    if prof is not None:
+        prof.__exit__(None, None, None)
 print(json.dumps({"steps": rows, "stop_s": round(time.perf_counter() - t, 2)}))
 """
 
 MODES = {
-    "shapes": "profiler, record_shapes on (ours)",
+    "ours": "profiler as run and infer use it (scalar lists in the first step only)",
+    "lists": "the same, scalar lists recorded in every step",
     "no-shapes": "profiler, record_shapes off",
     "none": "no profiler",
 }

@@ -212,10 +212,47 @@ QUALIFY row_number() OVER (PARTITION BY g.step, g.seg_start ORDER BY r.priority 
 
 -- placed_ops / placed_runtime / placed_activity: host events and device work with their step and
 -- phase (device work through the moment its launch call ran on the host).
+-- An op's scalar lists (Input type ScalarList: a convolution's stride, padding, dilation; their values in
+-- Concrete Inputs) may be recorded in one step only: `run` and `infer` record them in the window's first
+-- step (measure/profiler.py), and a later step's call has '' in their place. Such a call takes the
+-- input types and Concrete Inputs of the call at the same place in the first step that recorded lists for
+-- that op and those input dims: the same op, the same Input Dims, the same count of such calls before it in
+-- its step, and the same values everywhere the later call recorded one. A call with no such match keeps what
+-- its trace recorded (sql/roofline_costs.sql then says the lists are missing).
 CREATE OR REPLACE TEMP TABLE placed_ops AS
-SELECT o.*, CASE WHEN o.ts < g.seg_end THEN g.step END AS step,
-       CASE WHEN o.ts < g.seg_end THEN g.phase END AS phase
-FROM op_tree o ASOF LEFT JOIN segments g ON o.ts >= g.seg_start;
+WITH placed AS (
+    SELECT o.*, CASE WHEN o.ts < g.seg_end THEN g.step END AS step,
+           CASE WHEN o.ts < g.seg_end THEN g.phase END AS phase
+    FROM op_tree o ASOF LEFT JOIN segments g ON o.ts >= g.seg_start
+),
+list_ops AS (SELECT DISTINCT name FROM placed WHERE contains(input_types, '"ScalarList"')),
+list_calls AS (
+    SELECT p.event_id, p.step, p.name, p.shape_dims, p.input_types, p.concrete_inputs,
+           contains(p.input_types, '"ScalarList"') AS lists_recorded,
+           row_number() OVER (PARTITION BY p.step, p.name, p.shape_dims ORDER BY p.ts, p.event_id) AS place
+    FROM placed p SEMI JOIN list_ops USING (name)
+    WHERE p.step IS NOT NULL AND p.shape_dims IS NOT NULL
+),
+first_recorded AS (
+    SELECT * FROM list_calls WHERE lists_recorded QUALIFY step = min(step) OVER (PARTITION BY name, shape_dims)
+),
+pairs AS (
+    SELECT c.event_id, f.input_types, f.concrete_inputs,
+           TRY_CAST(c.input_types AS VARCHAR[]) AS types, TRY_CAST(f.input_types AS VARCHAR[]) AS first_types,
+           TRY_CAST(c.concrete_inputs AS VARCHAR[]) AS values, TRY_CAST(f.concrete_inputs AS VARCHAR[]) AS first_values
+    FROM list_calls c JOIN first_recorded f USING (name, shape_dims, place)
+    WHERE NOT c.lists_recorded
+),
+completed AS (
+    -- the later call's types are the first's with '' for ScalarList, and its recorded values are the first's
+    SELECT event_id, input_types, concrete_inputs FROM pairs
+    WHERE types = list_transform(first_types, lambda t: CASE WHEN t = 'ScalarList' THEN '' ELSE t END)
+      AND len(values) = len(first_values)
+      AND list_bool_and(list_transform(range(1, len(values) + 1), lambda i: values[i] IN ('', first_values[i])))
+)
+SELECT p.* REPLACE (coalesce(k.input_types, p.input_types) AS input_types,
+                    coalesce(k.concrete_inputs, p.concrete_inputs) AS concrete_inputs)
+FROM placed p LEFT JOIN completed k USING (event_id);
 
 CREATE OR REPLACE TEMP TABLE placed_runtime AS
 SELECT r.*, CASE WHEN r.ts < g.seg_end THEN g.step END AS step,

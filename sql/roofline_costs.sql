@@ -190,6 +190,9 @@ judged AS (
              WHEN family = 'cat' AND list_contains(types, 'TensorList') THEN 'the trace records no element type for a tensor list'
              WHEN family IN ('conv', 'pool', 'conv_backward') AND ci IS NULL
                  THEN 'the trace records no Concrete Inputs (stride, padding, output mask)'
+             -- lists recorded in another step only, and no call there at this one's place (sql/ingest.sql)
+             WHEN family IN ('conv', 'pool', 'conv_backward') AND NOT list_contains(types, 'ScalarList')
+                 THEN 'the trace records no Concrete Inputs for this call''s scalar lists (stride, padding, output mask)'
              WHEN family = 'norm' AND argpos['training'] IS NOT NULL AND training IS NULL
                  THEN 'the trace records no Concrete Inputs (the training flag)'
              WHEN model_flops IS NULL OR out_elements IS NULL OR e_out IS NULL

@@ -14,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from libreyolo_profile.store.decode.events import ROOFLINE_SHAPED_OPS  # which op names have a model at all
+from tests.scalar_lists_reference import complete_scalar_lists
 
 ELEMENT_BYTES = {"float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2}
 GEMMS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear", "aten::matmul"}
@@ -112,6 +113,7 @@ def reference_units(path: Path) -> dict:
         events = [e for e in json.load(handle)["traceEvents"] if e.get("ph") == "X"]
     for e in events:
         e["ts"], e["dur"] = float(e["ts"]), float(e.get("dur", 0))
+    complete_scalar_lists(events)  # lists recorded in the first step only (run, infer)
     steps = [(e["ts"], e["ts"] + e["dur"]) for e in events if str(e.get("name", "")).startswith("ProfilerStep#")]
     ops = [
         e

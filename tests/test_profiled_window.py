@@ -133,6 +133,32 @@ def test_run_profiles_its_window_and_times_every_step_unprofiled(tmp_path):
     assert m["profiler_overhead_pct"] == pytest.approx(100 * (m["profiled_step_ms"] / m["step_ms"] - 1), rel=1e-6)
     summary = run_cli("summary", str(profile))
     assert "headline: 5 unprofiled steps · attribution: 2 profiled steps" in summary.stdout
+    # scalar lists (stride, padding) recorded in the first profiled step only, and the second step's
+    # convolutions costed all the same, from the first step's calls at their places (sql/ingest.sql)
+    assert doc["settings"]["profiler"]["scalar_lists_recorded"] == "first profiled step"
+    with_lists, without = convolutions_by_lists(profile / "profile_trace.json")
+    assert with_lists[1] > 0 and without[1] == 0 and with_lists[2] == 0 and without[2] == with_lists[1]
+    roofline = json.loads(run_cli("roofline", str(profile), "--top", "10000", "--json").stdout)["roofline"]
+    convolutions = [r for r in roofline if r["op"] == "aten::convolution"]
+    assert sum(r["calls"] for r in convolutions) == 2 * with_lists[1]
+    assert all(r["gflops"] and "Concrete Inputs" not in (r["no_model_reason"] or "") for r in convolutions)
+
+
+def convolutions_by_lists(trace) -> tuple[dict, dict]:
+    """Per ProfilerStep number, the aten::convolution calls whose Input type holds a ScalarList, and the others."""
+    events = json.loads(trace.read_text())["traceEvents"]
+    steps = [
+        (e["ts"], e["ts"] + e["dur"], int(e["name"].split("#")[1]))
+        for e in events
+        if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+    ]
+    with_lists, without = {n: 0 for *_, n in steps}, {n: 0 for *_, n in steps}
+    for e in events:
+        if e.get("name") == "aten::convolution":
+            step = next(n for start, end, n in steps if start <= e["ts"] <= end)
+            target = with_lists if "ScalarList" in e["args"]["Input type"] else without
+            target[step] += 1
+    return with_lists, without
 
 
 @pytest.mark.parametrize(

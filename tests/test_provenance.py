@@ -25,6 +25,7 @@ from libreyolo_profile.metric_catalog import UNPROFILED_HEADLINE
 from libreyolo_profile.store.document.capture import UnprofiledTiming
 from libreyolo_profile.store.document.headline import unprofiled_metrics
 from tests.conftest import run_measurement
+from tests.scalar_lists_reference import complete_scalar_lists
 
 REPO = Path(__file__).resolve().parents[1]
 WIDTHS = (80, 120)
@@ -267,6 +268,7 @@ def test_advice_on_a_real_libreyolo_cpu_profile_follows_pytorchs_own_choices(mea
     profile gives no slow-convolution advice, and its BatchNorm advice counts the trace's own calls."""
     doc = json.loads(measured[side].read_text())
     events = [e for e in _trace_events(measured[side].parent / "profile_trace.json") if e.get("ph") == "X"]
+    complete_scalar_lists(events)  # the strides: recorded in the first profiled call only
     steps = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["name"].startswith("ProfilerStep#")]
 
     def in_steps(name: str) -> list[dict]:

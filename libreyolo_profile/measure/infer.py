@@ -316,7 +316,7 @@ def _capture(trace_path: Path, batch: int, mem: dict, window: Block, plain: list
         extra["peak_rss_mb"] = profiler.peak_rss_mb()
         extra["peak_rss_note"] = (
             "process peak resident set size since start (interpreter, libraries, model "
-            "and every tensor; with record_shapes the process also grows with each profiled call), "
+            "and every tensor; the profiler's own records also grow with each profiled call), "
             "not an allocator peak"
         )
     unprofiled = None

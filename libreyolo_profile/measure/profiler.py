@@ -16,11 +16,43 @@ from typing import Iterator
 # (sql/roofline_costs.sql) computes each op's FLOPs and bytes from them, and the headline comes
 # from unprofiled calls, so their host cost does not bend it.
 PROFILER_OPTIONS = {"record_shapes": True, "with_stack": False, "with_modules": False, "with_flops": False}
+# The scalar lists among an op's inputs (a convolution's stride, padding, dilation: the trace's Concrete
+# Inputs) are recorded in the window's first step only. Recorded in every step, the process grew ~0.7 GB
+# with each profiled training step of LibreYOLO9-t (batch 4, 320 px) and the later steps slowed to 1.6-2.1 s
+# from ~0.85 s; without them it stays within ~50 MB a step (benchmarks/bench_training_window.py). A step
+# repeats its calls, and sql/ingest.sql gives a later step's call the lists of the first step's call at
+# the same place.
+SCALAR_LISTS_RECORDED = "first profiled step"
 
 
 def profiler_settings(device) -> dict:
     """How the profiler was configured, as the profile records it (settings.profiler)."""
-    return dict(PROFILER_OPTIONS, activities=["cpu"] + (["cuda"] if device.type == "cuda" else []))
+    lists = SCALAR_LISTS_RECORDED if _scalar_list_switch() is not None else "every profiled step"
+    return dict(
+        PROFILER_OPTIONS, scalar_lists_recorded=lists, activities=["cpu"] + (["cuda"] if device.type == "cuda" else [])
+    )
+
+
+def _scalar_list_switch():
+    """torch's switch for recording scalar lists (private, in torch since 2.1); None where this torch lacks it,
+    and then every step records them."""
+    try:
+        from torch._C import _profiler
+    except ImportError:
+        return None
+    return getattr(_profiler, "_set_record_concrete_inputs_enabled_val", None)
+
+
+@contextlib.contextmanager
+def scalar_lists_switch() -> Iterator:
+    """Yields a function that turns the recording of scalar lists off for the rest of the window; it is on
+    again (torch's default) when the window ends."""
+    switch = _scalar_list_switch()
+    try:
+        yield (lambda: switch(False)) if switch is not None else (lambda: None)
+    finally:
+        if switch is not None:
+            switch(True)
 
 
 def make_profiler(device, profile_memory: bool = False):

@@ -340,7 +340,7 @@ def _capture(
         extra["peak_rss_mb"] = profiler.peak_rss_mb()
         extra["peak_rss_note"] = (
             "process peak resident set size since start (interpreter, libraries, model, "
-            "dataset and every tensor; with record_shapes the process also grows with each profiled "
+            "dataset and every tensor; the profiler's own records also grow with each profiled "
             "step), not an allocator peak"
         )
     unprofiled = None

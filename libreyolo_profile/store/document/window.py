@@ -10,11 +10,11 @@ PROFILED_RUNS = 3
 
 # `run` profiles at most this many of its --steps unless --profiled-steps says otherwise: the fewest
 # training steps whose window is not tiny (sql/verdict_thresholds.sql's tiny_steps; training steps differ
-# batch to batch, so a shorter window leaves the shares noisy). A longer one costs more than its steps: with
-# record_shapes the process grows while the profiler runs (flat without it; the allocator's own events still
-# show the tensors freed), ~0.85 GB a step for LibreYOLO9-t at batch 4, 320 px on a 2-core CPU, where 20
-# profiled steps took 1.45-1.47 s a step against 0.91-1.21 s for 10 (0.77-0.96 s unprofiled), and the command
-# with 5 warmup + 20 steps 81 s against 46-52 s. The headline keeps all --steps steps, unprofiled.
+# batch to batch, so a shorter window leaves the shares noisy). A longer one costs more than its steps: the
+# profiler's records grow with it, ~50 MB a step for LibreYOLO9-t at batch 4, 320 px on a 2-core CPU, and
+# ~0.85 GB a step before the scalar lists were recorded in the first step only (measure/profiler.py), when
+# 20 profiled steps took 1.45-1.47 s a step against 0.91-1.21 s for 10 (0.77-0.96 s unprofiled) and the
+# command with 5 warmup + 20 steps 81 s against 46-52 s. The headline keeps all --steps steps, unprofiled.
 PROFILED_STEPS = 10
 
 # profile.json's timing.window_rule, by kind: how the measured command chose its profiled window
