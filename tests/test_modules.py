@@ -24,8 +24,9 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURE_YAML = REPO / "fixtures" / "synth3.yaml"
 # the model's forward time vs the forward phase's wall time: the phase also holds torch.no_grad and the hooks'
 # entry, and on a shared 2-core machine a preemption between the phase's start and the model's first hook
-# (a few ms of a ~40 ms call at 64 px) lands outside every module
-FORWARD_TOLERANCE = 0.10
+# lands outside every module: a few ms of a ~40 ms LibreYOLO9 call at 64 px, and of a ~12 ms YOLOX one (7-8 %
+# of its forward phase alone, 14 % once under the whole suite)
+FORWARD_TOLERANCE = 0.15
 EXACT_MS = 1e-6  # one nanosecond, in ms
 
 
