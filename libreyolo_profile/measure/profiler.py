@@ -17,7 +17,7 @@ from typing import Iterator
 # from unprofiled calls, so their host cost does not bend it.
 PROFILER_OPTIONS = {"record_shapes": True, "with_stack": False, "with_modules": False, "with_flops": False}
 # The scalar lists among an op's inputs (a convolution's stride, padding, dilation: the trace's Concrete
-# Inputs) are recorded in the window's first step only. Recorded in every step, the process grew ~0.7 GB
+# Inputs) are recorded in the window's first step only. Recorded in every step, the process grew 0.6-0.85 GB
 # with each profiled training step of LibreYOLO9-t (batch 4, 320 px) and the later steps slowed to 1.6-2.1 s
 # from ~0.85 s; without them it stays within ~50 MB a step (benchmarks/bench_training_window.py). A step
 # repeats its calls, and sql/ingest.sql gives a later step's call the lists of the first step's call at
