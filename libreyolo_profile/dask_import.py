@@ -1,7 +1,8 @@
 """Bulk import on a Dask distributed cluster (`import --scheduler ADDRESS`, the `[dask]` extra).
 
-Never a silent wait: a scheduler with no worker is refused after LIBREYOLO_PROFILE_DASK_WAIT_S seconds
-(default 30; exit 2, one line), and when every worker has left for that long the inputs not yet imported
+Never a silent wait: a scheduler that does not answer is refused after 10 s, or LIBREYOLO_PROFILE_DASK_WAIT_S
+seconds where that is shorter; one with no worker after LIBREYOLO_PROFILE_DASK_WAIT_S seconds (default 30; exit
+2, one line each), and when every worker has left for that long the inputs not yet imported
 fail with a line each (exit 1). A worker that dies mid-task has the task rerun by the scheduler (Dask's
 distributed.scheduler.allowed-failures, 3 by default, then KilledWorker: that input's line); reruns publish
 nothing twice (bulk.py). Ctrl-C or SIGTERM of the client sets a Dask Event the tasks check before they
@@ -17,6 +18,9 @@ from libreyolo_profile.errors import EXIT_UNANALYSABLE, UsageError
 
 WAIT_ENV = "LIBREYOLO_PROFILE_DASK_WAIT_S"
 _DEFAULT_WAIT_S = 30.0
+# Reaching the scheduler: distributed retries a refused connection until this passes (a scheduler still
+# starting), so a mistyped address costs the whole of it.
+_CONNECT_S = 10.0
 
 
 def worker_wait() -> float:
@@ -38,7 +42,7 @@ def run_dask(work, tasks: list[tuple], scheduler: str) -> list[dict]:
         raise UsageError("--scheduler needs Dask: pip install 'libreyolo-profile[dask]'") from None
     wait_s = worker_wait()
     try:
-        client = Client(scheduler, timeout="10s")
+        client = Client(scheduler, timeout=min(_CONNECT_S, wait_s))
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     try:

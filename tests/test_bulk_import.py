@@ -8,6 +8,7 @@ the same as one-by-one imports give.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -116,7 +117,17 @@ def test_scheduler_imports_on_a_dask_cluster(tmp_path, dask_cluster):
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path):
     pytest.importorskip("distributed")
+    # a refused connection is retried for min(10 s, LIBREYOLO_PROFILE_DASK_WAIT_S), then refused in one line
+    started = time.monotonic()
     result = run_cli(
-        "import", str(TRACES / f"{GOOD[0]}.json.gz"), "--project", str(tmp_path), "--scheduler", "tcp://127.0.0.1:9"
+        "import",
+        str(TRACES / f"{GOOD[0]}.json.gz"),
+        "--project",
+        str(tmp_path),
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        env={"LIBREYOLO_PROFILE_DASK_WAIT_S": "1"},
     )
     assert result.returncode == 2 and "cannot reach the Dask scheduler" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert time.monotonic() - started < 9, "the shorter LIBREYOLO_PROFILE_DASK_WAIT_S did not bound the connection"
