@@ -28,11 +28,14 @@ plain AS (
 ),
 -- The modeled and plain calls of each thread in one order: by start, the longer first, then the shallower.
 -- A call contains another when it starts no later and ends no earlier, so containment reads off running
--- extremes of the modeled calls' ends in this order, with no pairwise join (O(n log n), not O(n²)): `modeled_end_before`, the latest end of a modeled call ordered before this one (one of
--- them contains this call when it reaches this call's end, and, for a call of no length, passes its
--- instant: one that ends at it is a sibling); `modeled_end_after`, the earliest end of a modeled call
--- ordered after it, one of no length counted a nanosecond later (one lies inside this call when that
--- end is no later than this call's).
+-- extremes of the modeled calls' ends in this order, with no pairwise join (O(n log n), not O(n²)):
+-- `modeled_end_before`, the latest end of a modeled call ordered before this one (one of them contains
+-- this call when it reaches this call's end, and, for a call of no length, passes its instant: one that
+-- ends at it is a sibling); `modeled_end_after`, the earliest end of a modeled call ordered after it, one
+-- of no length counted a nanosecond later (one lies inside this call when that end is no later than
+-- this call's). Both are running extremes over the rows before: `modeled_end_after` in the reverse order,
+-- since a frame that ends UNBOUNDED FOLLOWING took DuckDB 4.5x as long (0.22 s against 0.05 s over the
+-- 231,000 calls of one 5-step CPU training trace).
 calls AS (
     SELECT event_id, pid, tid, ts, dur, depth, true AS is_modeled FROM roofline_costs
     UNION ALL
@@ -43,9 +46,14 @@ call_ends AS (
            max(CASE WHEN is_modeled THEN ts + dur END) OVER (
                thread_order ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS modeled_end_before,
            min(CASE WHEN is_modeled THEN ts + dur + CASE WHEN dur = 0 THEN 1 ELSE 0 END END) OVER (
-               thread_order ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS modeled_end_after
+               reverse_thread_order ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS modeled_end_after
     FROM calls
-    WINDOW thread_order AS (PARTITION BY pid, tid ORDER BY ts, dur DESC, depth, event_id)
+    WINDOW thread_order AS (PARTITION BY pid, tid
+                            ORDER BY ts NULLS LAST, dur DESC NULLS LAST, depth NULLS LAST, event_id NULLS LAST),
+           -- thread_order backwards, NULLs included (event_id is unique: no ties either way)
+           reverse_thread_order AS (PARTITION BY pid, tid
+                                    ORDER BY ts DESC NULLS FIRST, dur NULLS FIRST, depth DESC NULLS FIRST,
+                                             event_id DESC NULLS FIRST)
 ),
 -- inside a modeled call: contained by one
 enclosed AS (SELECT event_id, is_modeled FROM call_ends WHERE modeled_end_before >= e AND modeled_end_before > ts),
