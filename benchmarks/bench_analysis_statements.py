@@ -14,6 +14,7 @@ show what the limit costs in time and saves in RSS.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import threading
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-from bench_ingest import OUT, build_trace
+from bench_ingest import OUT, _tree_rss_kb, build_trace
 
 DEFAULT_LIMIT = "the analysis's own (store/ingest/timeline.py: MEMORY_LIMIT)"
 # the object a statement creates, for the table of statements
@@ -31,7 +32,8 @@ _CREATED = re.compile(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?(?:
 
 
 class PeakRss:
-    """The process's resident memory sampled every 10 ms; `take()` gives the peak since the last take."""
+    """This process's resident memory (its children's too, as bench_ingest.py counts it) sampled every 10 ms;
+    `take()` gives the peak since the last take."""
 
     def __init__(self) -> None:
         self.peak_kb = 0
@@ -39,10 +41,7 @@ class PeakRss:
 
     def _sample(self) -> None:
         while True:
-            with open("/proc/self/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+            self.peak_kb = max(self.peak_kb, _tree_rss_kb(os.getpid()))
             time.sleep(0.01)
 
     def take(self) -> float:
