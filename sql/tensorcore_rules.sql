@@ -8,7 +8,8 @@
 -- and Blackwell (sm100/sm120: tcgen05/UMMA, block-scaled MX/NV FP8/FP6/FP4), and AMD CDNA (MFMA/XDL,
 -- RDNA WMMA). Each rule's comment names where its kernel names come from; tests/test_tensorcore_rules.py
 -- checks them on real names. Not decidable by name (so left out): Triton kernels (triton_tem_fused_mm…,
--- user-named @triton.jit functions), whose use of tl.dot and its dtype the name does not show.
+-- user-named @triton.jit functions), whose use of tl.dot and its dtype the name does not show — except the
+-- library families whose source always multiplies with tl.dot/tl.dot_scaled (rule 47).
 -- Binds: nothing. Creates: tensorcore_rules, is_tensorcore(activity, name) (the lookup).
 CREATE OR REPLACE TEMP TABLE tensorcore_rules (
     rule_order    INTEGER,  -- evaluation order, lowest first
@@ -29,7 +30,11 @@ INSERT INTO tensorcore_rules VALUES
     -- FA3: flash::FlashAttnFwdCombine, FlashAttnBwdPreprocess, FlashAttnBwdPostprocessConvertdQ (hopper/
     -- flash_fwd_combine_kernel.h, flash_bwd_preprocess_kernel.h, flash_bwd_postprocess_kernel.h); FA4 (CuTe DSL)
     -- FlashAttentionForwardCombine / FlashAttentionBackwardPreprocess|Postprocess (flash_attn/cute/).
-    (14, false, '(flash.*(combine|preprocess|postprocess|convert_?d[qkv])|flash_bwd_dot_do_o)'),
+    (14, false, '(flash.*(combine|preprocess|postprocess|convert_?d[qkv])|flash_bwd_dot_do_o|attn_bwd_preprocess)'),
+    -- MIOpen's elementwise tensor ops, whose names hold "TensorOp" (SubTensorOpWithScalar1d,
+    -- SubTensorOpWithCastTensor1d, Op2dTensorGeneric, OpTensorFwdBias: ROCm/MIOpen src/kernels/
+    -- MIOpenSubTensorOpWithScalarKernel.cl, MIOpenTensorKernels.cl): plain vector ALU work, not CUTLASS tensorop
+    (16, false, '(subtensorop|op[1-5]dtensor|optensor)'),
     -- classic cuBLAS/cuDNN Volta–Turing–Ampere names: h884, s1688, hmma, i8816 …
     (20, true,  '(h884|s884|h1688|s1688|hmma|i8816|16816|161616)'),
     -- xmma (Ampere/Hopper cuDNN convs and GEMMs, incl. sm80_xmma_fprop_implicit_gemm TF32), cutlass tensorop/wmma
@@ -42,7 +47,7 @@ INSERT INTO tensorcore_rules VALUES
     -- flash::FlashAttnFwdSm90 (Dao-AILab/flash-attention hopper/flash_fwd_launch_template.h), FA4
     -- flash::FlashAttentionForwardSm100 (flash_attn/cute/flash_fwd_sm100.py), TensorRT-LLM fmha_v2_…_sm90_kernel
     -- and trtllm-gen fmhaSm100fKernel_…, PyTorch fmha_cutlassF_…_sm80
-    (40, true,  '(nvjet|wgmma|gmma|fmha|flash_?attn|flash_?attention|flash_fwd|flash_bwd|cutlass3x)'),
+    (40, true,  '(nvjet|wgmma|gmma|fmha|flash_?attn|flash_?attention|flash_fwd|flash_bwd|cutlass_?3x)'),
     -- cuDNN's generated SDPA kernels, cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_…,
     -- …_sdpa_sm100_flash_fprop_…, …_sdpa_sm120_flash_fprop_f16_knob_3_64x64x128_4x1x1 (PyTorch SDPA's cuDNN
     -- backend; public nsys profiles): the sm100/sm120 ones carry no MMA token at all
@@ -59,8 +64,12 @@ INSERT INTO tensorcore_rules VALUES
     -- kernel::GemmUniversal<…` and mangled `_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal…` (vLLM and
     -- sglang CUTLASS FP8/FP4 and grouped MoE GEMMs; sgl-project/sglang PR #14544 kernel table). Their SIMT
     -- variants are excluded above (UniversalFMA); nsys truncates these names before the MMA atom, so this
-    -- rule, not rule 30, is what catches them there.
-    (43, true,  '(device_kernel<cutlass::gemm::kernel::gemmuniversal|device_kernelins_4gemm6kernel13gemmuniversal)'),
+    -- rule, not rule 30, is what catches them there. The same entry point around a library's own GEMM class:
+    -- vLLM's CUTLASS FP8 GEMMs `void cutlass::device_kernel<vllm::cutlass_3x_gemm_sm90_fp8<cutlass::float_e4m3_t,
+    -- …>>` and `…<vllm::cutlass_3x_gemm_fp8_blockwise<…>>` (vllm csrc/quantization/cutlass_w8a8/c3x/; names quoted
+    -- in public cuda-gdb logs and kernel tables), mangled _ZN7cutlass13device_kernelIN4vllm15cutlass_3x_gemm….
+    (43, true,  '(device_kernel<cutlass::gemm::kernel::gemmuniversal|device_kernelins_4gemm6kernel13gemmuniversal'
+                || '|cutlass::device_kernel<[a-z0-9_:]*gemm|7cutlass13device_kernelin[0-9a-z_]*gemm)'),
     -- TensorRT-LLM's trtllm-gen Blackwell batched GEMMs (MoE experts, FP4/FP8), e.g.
     -- bmm_E2m1_E2m1E2m1_Fp32_bA16_bB16_bC16_t128x8x512u2_s5_et128x8_m128x8x64_cga1x1x1_16dp256b_rM_TN_transOut_…_
     -- sm100f, bmm_Bfloat16_E2m1E2m1_Fp32_…, bmm_E4m3_E4m3E4m3_Fp32_… (flashinfer trtllm_batched_gemm_runner.cu
@@ -78,6 +87,14 @@ INSERT INTO tensorcore_rules VALUES
     -- deep_gemm::fp8_gemm_kernel (deepseek-ai/DeepGEMM deep_gemm/include/deep_gemm/impls/; vendored in
     -- flashinfer-ai/flashinfer flashinfer/deep_gemm.py). Its layout helpers (deep_gemm::transpose_…) name no gemm.
     (46, true,  'deep_gemm::[a-z0-9_]*gemm'),
+    -- Triton library kernels whose source always multiplies on the matrix units (tl.dot / tl.dot_scaled; fp32
+    -- inputs run as TF32/XF32 by default): triton_kernels' MoE matmul_ogs, incl. mxfp4 weights
+    -- (_matmul_ogs_NNT_bf16xbf16xmxfp4_32x256x256x1_swiglu, _p_matmul_ogs_…: triton-lang/triton python/
+    -- triton_kernels/triton_kernels/matmul_ogs_details/_matmul_ogs.py, _p_matmul_ogs.py), the fused-attention
+    -- forward/backward (attn_fwd, _attn_fwd, _attn_bwd: triton-lang/triton python/tutorials/06-fused-attention.py,
+    -- ROCm/aiter's and vLLM's Triton FA on MI300), and aiter's Triton GEMMs _gemm_a8w8_kernel, _gemm_a16_w16_kernel
+    -- (ROCm/aiter aiter/ops/triton/gemm_a8w8.py, gemm_a16w16.py; AMD-AGI/TraceLens classify_kernels.py lists them)
+    (47, true,  '(matmul_ogs|(^|[^a-z0-9])_*attn_(fwd|bwd)|_gemm_a[0-9]+_?w[0-9]+)'),
     -- AMD Tensile GEMMs that use MFMA carry _MI<m>x<n>x<k> in their names (rocBLAS, and hipBLASLt on CDNA3,
     -- Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_…)
     (50, true,  '_mi[0-9]+x[0-9]+x[0-9]+'),

@@ -81,6 +81,25 @@ BLACKWELL = [
     "cudnn_generated_fort_native_sdpa_sm120_flash_fprop_f16_knob_3_64x64x128_4x1x1",
 ]
 
+# issue 49: FP8/FP4 GEMMs whose names carry no MMA token
+FP8_FP4 = [
+    # vLLM's CUTLASS FP8 GEMMs as Kineto demangles them (a public cuda-gdb log; a public kernel-name simplifier test)
+    "void cutlass::device_kernel<vllm::cutlass_3x_gemm_sm90_fp8<cutlass::float_e4m3_t, cutlass::bfloat16_t, "
+    "vllm::c3x::ScaledEpilogue, cute::tuple<cute::C<64>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<2>, "
+    "cute::C<1>, cute::C<1> >, cutlass::gemm::KernelTmaWarpSpecializedPingpongFP",
+    "void cutlass::device_kernel<vllm::cutlass_3x_gemm_fp8_blockwise<cutlass::bfloat16_t, (int)1, (int)128>>(T1)",
+    # cuBLASLt FP8 on Hopper (torch._scaled_mm; public nsys tables)
+    "sm90_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n_tilesize128x128x128_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+    # triton_kernels' MoE GEMM with mxfp4 weights (gpt-oss; public vLLM porting notes and compute-sanitizer logs)
+    "_matmul_ogs_NNT_bf16xbf16xmxfp4_32x256x256x1_swiglu",
+    "_p_matmul_ogs_NNT_bf16xbf16xmxfp4",
+    # aiter's Triton FP8 GEMM on MI300 (ROCm/aiter aiter/ops/triton/gemm_a8w8.py)
+    "_gemm_a8w8_kernel",
+    # Triton fused attention (shared trace corpus/mi300__Falconsai…: attn_fwd; triton-lang tutorials/06-fused-attention)
+    "attn_fwd",
+    "_attn_bwd",
+]
+
 AMD = [
     # rocBLAS Tensile MFMA GEMMs (shared trace mi250_rocm_minitoy)
     "Cijk_Ailk_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x16_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0",
@@ -127,12 +146,21 @@ NOT_TENSOR_CORE = [
     "SiluAndMulFp4QuantKernel",
     # DeepEP communication beside DeepGEMM (a public nsys summary)
     "deep_ep::intranode::cached_notify_combine",
+    # MIOpen elementwise tensor ops: "TensorOp" in the name, no matrix core (corpus/mi300__resnet_act_checkpoint)
+    "SubTensorOpWithScalar1d",
+    "SubTensorOpWithCastTensor1d",
+    "Op2dTensorGeneric",
+    # the Triton attention backward's row-sum pre-pass (triton-lang tutorials/06-fused-attention.py)
+    "_attn_bwd_preprocess",
+    # DeepEP dispatch and NCCL kernels move data (a public kernel-category test; NCCL 2.19+)
+    "void deep_ep::internode_ll::dispatch<true, 3, 10, 7168>(void*, float*, int*, long*, int*, void*, int*, void*",
+    "ncclDevKernel_AllGather_RING_LL",
     # ordinary PyTorch kernels (shared trace h100_vit_image_classifier)
     "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, "
     "c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
 ]
 
-TENSOR_CORE = HOPPER + BLACKWELL + AMD
+TENSOR_CORE = HOPPER + BLACKWELL + AMD + FP8_FP4
 
 B200 = {"id": 0, "name": "NVIDIA B200", "totalGlobalMem": 191_514_689_536}
 
