@@ -19,6 +19,7 @@
 --   $sample_source VARCHAR[]    the profile file the value was read from
 --   $sample_trial INTEGER[]     the trial's number within that profile, from 1
 -- Reads: no profile table: the samples come from the two profile documents' trials.
+-- requires: compare_rule.sql (the significance rule's macros)
 WITH catalogue AS (
     SELECT unnest(CAST($metrics AS VARCHAR[])) AS metric,
            unnest(CAST($higher_is_better AS BOOLEAN[])) AS higher_is_better,
@@ -71,8 +72,8 @@ evidence AS (
 ),
 errors AS (
     SELECT *, after - before AS delta,
-           CASE WHEN before_n >= 2 THEN before_std / sqrt(before_n) END AS before_se,
-           CASE WHEN after_n >= 2 THEN after_std / sqrt(after_n) END AS after_se
+           compare_se(before_std, before_n) AS before_se,
+           compare_se(after_std, after_n) AS after_se
     FROM evidence
 )
 SELECT
@@ -101,12 +102,11 @@ SELECT
     before_se,
     after_se,
     -- √(SE_before² + SE_after²), metric's unit; NULL unless both sides have n ≥ 2
-    sqrt(before_se * before_se + after_se * after_se) AS se_combined,
+    compare_se_combined(before_se, after_se) AS se_combined,
     -- 2 · se_combined: the smallest |Δ| called significant, metric's unit
-    2 * sqrt(before_se * before_se + after_se * after_se) AS threshold,
+    compare_threshold(before_se, after_se) AS threshold,
     -- |Δ| > threshold; NULL when it cannot be judged (a side with n < 2, or a null side)
-    CASE WHEN before_se IS NOT NULL AND after_se IS NOT NULL AND delta IS NOT NULL
-         THEN abs(delta) > 2 * sqrt(before_se * before_se + after_se * after_se) END AS significant,
+    compare_significant(delta, before_se, after_se) AS significant,
     -- which side is better by this metric ('before' | 'after'); NULL when equal, unknown or neutral
     CASE WHEN delta IS NULL OR delta = 0 OR higher_is_better IS NULL THEN NULL
          WHEN (delta > 0) = higher_is_better THEN 'after' ELSE 'before' END AS better

@@ -23,6 +23,7 @@ from libreyolo_profile.metric_catalog import METRICS, null_reason
 from libreyolo_profile.output.terminal import stderr_note
 from libreyolo_profile.readers import gate, gate_rules
 from libreyolo_profile.readers.common import profile_identity, records
+from libreyolo_profile.readers.compare_items import requested_changes
 from libreyolo_profile.readers.compare_pool import (
     as_mapping,
     check_same_setup,
@@ -31,6 +32,7 @@ from libreyolo_profile.readers.compare_pool import (
     plain,
     profile_files,
     same_profile_keys,
+    verdict_change,
 )
 from libreyolo_profile.readers.compare_ranks import compare_ranks, show_compare_ranks
 from libreyolo_profile.readers.compare_settings import measured_as, settings_differences
@@ -212,6 +214,7 @@ def _compare_sql(con, catalogue: list[tuple[str, bool | None]], before: Side, af
     """compare.sql over every raw trial value of both sides, kept on `con` as the table `comparison`
     (sql/gate.sql reads it); its rows in catalogue order."""
     from libreyolo_profile.sqlfiles import sql_text
+    from libreyolo_profile.sqlmodules import load_requirements
 
     params = {
         "metrics": [m for m, _ in catalogue],
@@ -235,6 +238,7 @@ def _compare_sql(con, catalogue: list[tuple[str, bool | None]], before: Side, af
                     ("trial", trial),
                 ):
                     params[f"sample_{key}"].append(item)
+    load_requirements(con, "compare.sql")  # the significance rule's macros (sql/compare_rule.sql)
     con.execute("CREATE TEMP TABLE comparison AS " + sql_text("compare.sql"), params)
     cursor = con.execute("SELECT * FROM comparison")
     rows = records([d[0] for d in cursor.description], cursor.fetchall())
@@ -292,17 +296,6 @@ def _significance(before: Side, after: Side) -> dict:
     }
 
 
-def _verdict_change(before: Side, after: Side) -> dict:
-    (bound_b, reason_b), (bound_a, reason_a) = before.verdict(), after.verdict()
-    return {
-        "before": bound_b,
-        "after": bound_a,
-        "changed": bound_b != bound_a,
-        "before_reason": reason_b,
-        "after_reason": reason_a,
-    }
-
-
 def compare_document(
     before_path: Path | Loaded,
     after_path: Path | Loaded,
@@ -310,8 +303,10 @@ def compare_document(
     strict_noise: bool = False,
     require_repeats: bool = False,
     require_conclusive: bool = False,
+    items: tuple[str, ...] = (),
 ) -> dict:
-    """The comparison; with rules or strict_noise also the gate (`gate` is None otherwise)."""
+    """The comparison; with rules or strict_noise also the gate (`gate` is None otherwise); `items`
+    ("ops", "kernels") adds each one's changes (readers/compare_items.py)."""
     from libreyolo_profile.connections import scratch_connection
 
     rules = rules or []
@@ -343,10 +338,11 @@ def compare_document(
         "model_differs": model_differences(before.newest.doc, after.newest.doc),
         "settings_differ": settings_differences(before.newest.doc, after.newest.doc),
         "environment_differ": settings_differences(before.newest.doc, after.newest.doc, "environment"),
-        "verdict": _verdict_change(before, after),
+        "verdict": verdict_change(before, after),
         # two job profiles: the straggler and each rank before and after (readers/compare_ranks.py)
         "ranks": compare_ranks(before.newest, after.newest),
         "gate": gate_result,
+        **requested_changes(items, before.members, after.members),
     }
 
 
@@ -359,6 +355,8 @@ def print_comparison(
     strict_noise: bool = False,
     require_repeats: bool = False,
     require_conclusive: bool = False,
+    items: tuple[str, ...] = (),
+    top: int = 10,
 ) -> int:
     """Print the comparison; returns the exit code: 4 when the gate failed, 5 when it could not
     tell under --require-conclusive, else 0."""
@@ -370,6 +368,8 @@ def print_comparison(
     if as_json and as_markdown:
         raise UsageError("--json and --markdown are two outputs of one run: pick one")
     rules = gate_rules.parse_rules(fail_on)  # a bad rule exits 2 before any file is read
+    if top < 1:
+        raise UsageError(f"--top must be at least 1, not {top}")
     c = compare_document(
         before,
         after,
@@ -377,6 +377,7 @@ def print_comparison(
         strict_noise=strict_noise,
         require_repeats=require_repeats,
         require_conclusive=require_conclusive,
+        items=items,
     )
     if as_json:
         emit_json(c)
@@ -386,6 +387,7 @@ def print_comparison(
         compare_render.show_comparison(c)
         if c["ranks"] is not None:
             show_compare_ranks(c["ranks"])
+        compare_render.show_item_changes(c, top)
     loud = gate.loud_line(c["gate"]) if c["gate"] is not None else None
     if loud:
         stderr_note(f"libreyolo profile compare: {loud}")

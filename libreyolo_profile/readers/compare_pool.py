@@ -116,3 +116,15 @@ def once_each(members: list[Loaded]) -> tuple[list[Loaded], list[dict]]:
             how = "the same file" if ("file", profile_file(member)) in keys & set(seen) else "a copy (same generation)"
             left_out.append({"path": str(member.path), "reason": f"{how} as {first.path}: each profile is pooled once"})
     return kept, left_out
+
+
+def verdict_change(before, after) -> dict:
+    """Each side's verdict (a pool's own, or its mix) and whether it changed (readers/compare.py's Side)."""
+    (bound_b, reason_b), (bound_a, reason_a) = before.verdict(), after.verdict()
+    return {
+        "before": bound_b,
+        "after": bound_a,
+        "changed": bound_b != bound_a,
+        "before_reason": reason_b,
+        "after_reason": reason_a,
+    }

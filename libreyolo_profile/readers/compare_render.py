@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.output.terminal import fmt, one_line, stdout_console
+from libreyolo_profile.output.terminal import fmt, one_line, short_names, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers import gate
 from libreyolo_profile.readers.compare_ranks import COLUMNS as RANK_COLUMNS
@@ -147,6 +147,46 @@ def show_comparison(c: dict) -> None:
         for rule in c["gate"]["rules"]:
             whole(f"rule {rule['rule']}: {rule['outcome']}: {rule['reason']}")
         whole(c["gate"]["sentence"])
+
+
+def _signed(value, digits: int = 2) -> str:
+    """A change as a person reads it: an explicit + on a rise, the number as fmt prints it."""
+    return fmt(value, digits) if value is None or value <= 0 else "+" + fmt(value, digits)
+
+
+def _item_cells(row: dict, name: str, tested: bool) -> list:
+    # an item on one side only: its Δ % says so (gone is −100 %, new has no percentage of nothing)
+    pct = {"new": "new", "gone": "gone"}.get(row["presence"]) or _signed(row["delta_pct"], digits=1)
+    cells = [name, row["before_ms"], row["after_ms"], _signed(row["delta_ms"]), pct]
+    cells += [row["before_calls"], row["after_calls"]]
+    return cells + ([row["threshold"], _significant_word(row["significant"])] if tested else [])
+
+
+def show_item_changes(c: dict, top: int) -> None:
+    """compare --ops / --kernels: each requested kind's largest changes, with how they were judged."""
+    console = stdout_console()
+    for what, header in (("ops", "op"), ("kernels", "kernel")):
+        changes = c.get(what)
+        if changes is None:
+            continue
+        rows, tested = changes["rows"][:top], changes["tested"]
+        names = short_names([r["name"] for r in rows], 70)
+        columns = [(header, "left"), ("before ms", "right"), ("after ms", "right"), ("Δ ms", "right")]
+        columns += [("Δ %", "right"), ("calls before", "right"), ("calls after", "right")]
+        columns += [("2·SE ms", "right"), ("significant", "left")] if tested else []
+        console.print()
+        console.print(
+            table(
+                f"{what} by |Δ| per measured step · {changes['measure']}",
+                columns,
+                [_item_cells(r, n, tested) for r, n in zip(rows, names, strict=True)],
+            )
+        )
+        counts = {p: sum(r["presence"] == p for r in changes["rows"]) for p in ("new", "gone")}
+        more = len(changes["rows"]) - len(rows)
+        said = f"{len(changes['rows'])} {what} in all ({counts['new']} new, {counts['gone']} gone)"
+        console.print(safe_line(said + (f"; {more} more below --top {top}, all in --json" if more > 0 else "")))
+        console.print(safe_line(changes["sentence"]), highlight=False, markup=False)
 
 
 def _side_details(side: dict) -> str:

@@ -1,0 +1,153 @@
+"""`compare --ops` / `--kernels` through the real CLI: on the V100 dataloader pair every row agrees with a
+plain-Python diff of the two profiles' ops and kernels tables; on pooled directories built from a real
+profile the per-op significance follows the headline's rule, with the expected figures derived by hand."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import statistics
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import require_traces, run_cli
+
+PAIR = ("v100_resnet50_workers0.json.gz", "v100_resnet50_workers4.json.gz")
+
+
+@pytest.fixture(scope="module")
+def cache(reader_cache_env):
+    return reader_cache_env
+
+
+def document(trace: Path, cache) -> dict:
+    """The profile document the CLI's own ingest wrote for a trace (a `get` run fills the cache)."""
+    from libreyolo_profile.store.disk.cache import trace_key
+
+    home = Path(cache["XDG_CACHE_HOME"]) / "libreyolo-profile" / "traces" / trace_key(trace)
+    if not (home / "profile.json").is_file():
+        result = run_cli("get", str(trace), "steps", env=cache)
+        assert result.returncode == 0, result.stderr
+    return json.loads((home / "profile.json").read_text())
+
+
+def table_rows(doc: dict, table: str) -> list[dict]:
+    held = doc["tables"][table]
+    return [dict(zip(held["columns"], row, strict=True)) for row in held["rows"]]
+
+
+def per_name(doc: dict, table: str, measure: str) -> dict[str, tuple[float, float]]:
+    """{name: (time per step, calls per step)} summed over the table's phase rows, in plain Python."""
+    found: dict[str, list[float]] = {}
+    for row in table_rows(doc, table):
+        entry = found.setdefault(row["name"], [0.0, 0.0])
+        entry[0] += row[measure]
+        entry[1] += row["calls_per_step"]
+    return {name: (ms, calls) for name, (ms, calls) in found.items()}
+
+
+def reference_diff(before: dict, after: dict, table: str, measure: str) -> dict[str, dict]:
+    b, a = per_name(before, table, measure), per_name(after, table, measure)
+    return {
+        name: {
+            "delta_ms": a.get(name, (0.0, 0.0))[0] - b.get(name, (0.0, 0.0))[0],
+            "before_calls": b.get(name, (0.0, 0.0))[1],
+            "after_calls": a.get(name, (0.0, 0.0))[1],
+            "presence": "both" if name in a and name in b else "new" if name in a else "gone",
+        }
+        for name in set(b) | set(a)
+    }
+
+
+@pytest.fixture(scope="module")
+def pair(cache):
+    traces = require_traces()
+    before, after = (traces / name for name in PAIR)
+    result = run_cli("compare", str(before), str(after), "--ops", "--kernels", "--json", env=cache)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout), document(before, cache), document(after, cache)
+
+
+@pytest.mark.parametrize("table, measure", [("ops", "self_ms_per_step"), ("kernels", "ms_per_step")])
+def test_every_item_agrees_with_a_plain_python_diff_of_the_tables(pair, table, measure):
+    report, before, after = pair
+    expected = reference_diff(before, after, table, measure)
+    rows = report[table]["rows"]
+    assert {r["name"] for r in rows} == set(expected)
+    for r in rows:
+        want = expected[r["name"]]
+        assert r["delta_ms"] == pytest.approx(want["delta_ms"], abs=1e-9), r["name"]
+        assert r["before_calls"] == pytest.approx(want["before_calls"]) and r["presence"] == want["presence"]
+        assert r["after_calls"] == pytest.approx(want["after_calls"])
+        assert r["significant"] is None and r["before_n"] == 1 == r["after_n"]  # one profile a side
+    # largest |Δ| first: the rows name the items whose time changed most
+    ranked = sorted(expected, key=lambda name: -abs(expected[name]["delta_ms"]))
+    assert [r["name"] for r in rows[:5]] == ranked[:5]
+    assert report[table]["tested"] is False
+
+
+def test_the_screen_names_the_ops_that_changed_most_and_says_why_untested(pair, cache):
+    report, _, _ = pair
+    traces = require_traces()
+    result = run_cli("compare", *(str(traces / name) for name in PAIR), "--ops", "--top", "3", env=cache)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    for r in report["ops"]["rows"][:3]:
+        assert r["name"] in text
+    assert report["ops"]["rows"][3]["name"] not in text and "kernels by |Δ|" not in text
+    assert f"{len(report['ops']['rows']) - 3} more below --top 3" in text
+    assert "tested only between directories of ≥ 2 profiles per side" in " ".join(text.split())
+    assert run_cli("compare", *(str(traces / name) for name in PAIR), "--ops", "--top", "0", env=cache).returncode == 2
+
+
+def variant(doc: dict, target: Path, self_ms: dict[str, float], drop: str | None = None) -> Path:
+    """The profile with the given ops' self time per step set (each in its first phase row) and `drop`
+    left out of its ops table, written as a profile of its own (a new generation)."""
+    from libreyolo_profile.store.disk.writer import write_directory
+
+    doc = copy.deepcopy(doc)
+    held = doc["tables"]["ops"]
+    name_at, self_at = held["columns"].index("name"), held["columns"].index("self_ms_per_step")
+    held["rows"] = [row for row in held["rows"] if row[name_at] != drop]
+    for name, value in self_ms.items():
+        rows = [row for row in held["rows"] if row[name_at] == name]
+        for i, row in enumerate(rows):
+            row[self_at] = value if i == 0 else 0.0
+    doc["generation"] = uuid.uuid4().hex
+    write_directory(doc, target)
+    return target
+
+
+def test_pooled_sides_judge_each_op_by_the_headline_rule(pair, cache, tmp_path):
+    _, doc, _ = pair
+    # aten::add_ moves by 4 ms against a spread of 1 ms: SE 1/√2 per side, threshold 2·√(½+½) = 2 → significant.
+    # aten::mul_ moves by 1 ms against the same spread: 1 < 2 → not significant.
+    # aten::empty is left out of both after profiles: gone, its after time a measured 0.
+    before_add, after_add = [10.0, 11.0], [14.0, 15.0]
+    before_mul, after_mul = [5.0, 6.0], [6.0, 7.0]
+    for i in range(2):
+        variant(doc, tmp_path / "before" / f"p{i}", {"aten::add_": before_add[i], "aten::mul_": before_mul[i]})
+        variant(
+            doc, tmp_path / "after" / f"p{i}", {"aten::add_": after_add[i], "aten::mul_": after_mul[i]}, "aten::empty"
+        )
+    result = run_cli("compare", str(tmp_path / "before"), str(tmp_path / "after"), "--ops", "--json", env=cache)
+    assert result.returncode == 0, result.stderr
+    changes = json.loads(result.stdout)["ops"]
+    assert changes["tested"] is True and "n_before = 2, n_after = 2" in changes["sentence"]
+    rows = {r["name"]: r for r in changes["rows"]}
+    add, mul, empty = rows["aten::add_"], rows["aten::mul_"], rows["aten::empty"]
+    se = statistics.stdev(before_add) / math.sqrt(2)
+    assert add["before_se"] == pytest.approx(se) and add["threshold"] == pytest.approx(2 * math.sqrt(2 * se * se))
+    assert add["delta_ms"] == pytest.approx(4.0) and add["significant"] is True
+    assert mul["delta_ms"] == pytest.approx(1.0) and mul["significant"] is False
+    before_empty = per_name(doc, "ops", "self_ms_per_step")["aten::empty"][0]
+    assert empty["presence"] == "gone" and empty["after_ms"] == 0 and empty["after_calls"] == 0
+    # the same time in both before profiles: SE 0, so as in the headline any change is past 2·SE = 0
+    assert empty["delta_ms"] == pytest.approx(-before_empty) and empty["threshold"] == 0 and empty["significant"]
+    text = run_cli("compare", str(tmp_path / "before"), str(tmp_path / "after"), "--ops", env=cache).stdout
+    line = {
+        name: next(x for x in text.splitlines() if x.startswith(name + " ")) for name in ("aten::add_", "aten::mul_")
+    }
+    assert line["aten::add_"].split()[-1] == "yes" and line["aten::mul_"].split()[-1] == "no"
