@@ -243,6 +243,9 @@ def compare_cmd(
     ),
     strict_noise: bool = typer.Option(False, "--strict-noise", help="a side marked noisy fails the gate (exit 4)"),
     as_markdown: bool = typer.Option(False, "--markdown", help="print a markdown table for a pull-request comment"),
+    ops: bool = typer.Option(False, "--ops", help="also each op's change in self CPU ms and calls per step"),
+    kernels: bool = typer.Option(False, "--kernels", help="also each kernel's change in device ms and calls per step"),
+    top: int = typer.Option(10, "--top", help="--ops/--kernels rows shown, largest |Δ| first (--json has all)"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Before/after: the change in every headline metric, with significance when both sides repeat.
@@ -266,6 +269,8 @@ def compare_cmd(
         strict_noise=strict_noise,
         require_repeats=require_repeats,
         require_conclusive=require_conclusive,
+        items=tuple(what for what, asked in (("ops", ops), ("kernels", kernels)) if asked),
+        top=top,
     )
     if code:
         raise typer.Exit(code)
