@@ -1,8 +1,8 @@
 -- events.sql — the raw profiler events typed: one row per duration or instant event, times in integer ns.
 -- inputs: raw_events, raw_event_times (store/ingest/timeline.py registers the decoder's Arrow columns)
 --
--- Answers nothing by itself: it builds ev, which sql/ingest.sql reads, and trace_origin and
--- duration_counts. Binds: nothing. Its inputs:
+-- Answers nothing by itself: it builds ev, which sql/ingest.sql reads, and trace_origin, duration_counts
+-- and event_damage. Binds: nothing. Its inputs:
 --   raw_events       one row per Kineto event (libreyolo_profile/store/decode/events.py: EVENT_SCHEMA), and
 --                    event_seq BIGINT, its place in the decoder's order from 0; a stream, read once (by ev),
 --                    each batch's memory let go once read
@@ -18,19 +18,58 @@ CASE WHEN NOT (contains(t, '.') OR contains(t, 'e') OR contains(t, 'E') OR conta
                OR contains(t, 'b') OR contains(t, 'B') OR contains(t, 'o') OR contains(t, 'O'))
           AND TRY_CAST(t AS BIGINT) BETWEEN -9223372036854775 AND 9223372036854775
      THEN TRY_CAST(t AS BIGINT) * 1000
-     ELSE CAST(round(TRY_CAST(t AS DECIMAL(38, 6)) * 1000) AS BIGINT) END;
+     ELSE TRY_CAST(round(TRY_CAST(t AS DECIMAL(38, 6)) * 1000) AS BIGINT) END;  -- NULL past BIGINT's range too
+
+-- event_times: each event's phase, time and duration in ns (NULL: missing, not a number or past BIGINT's range
+-- of ns), read once for the tables below.
+CREATE OR REPLACE TEMP TABLE event_times AS
+SELECT ph, us_text_to_ns(ts_text) AS ts_ns, us_text_to_ns(dur_text) AS dur_ns, ts_text, dur_text FROM raw_event_times;
 
 -- trace_origin: the trace's first timestamp (ns on its own clock): every ts below counts from it, and a
 -- job's ranks are put on one clock by adding it back (sql/rank_timeline.sql).
-CREATE OR REPLACE TEMP TABLE trace_origin AS
-SELECT min(us_text_to_ns(ts_text)) AS origin_ns FROM raw_event_times;
+CREATE OR REPLACE TEMP TABLE trace_origin AS SELECT min(ts_ns) AS origin_ns FROM event_times;
 
--- duration_counts: the duration events (ph X, count) and those with a usable duration: a positive finite
--- number (count). ev reads an unusable one as 0, so without these a trace of nothing but broken durations
--- would look like an idle GPU.
+-- duration_counts: the duration events (ph X, count) and those with a usable duration: a positive number of
+-- ns (count). ev reads an unusable one as 0, so without these a trace of nothing but broken durations would
+-- look like an idle GPU.
 CREATE OR REPLACE TEMP TABLE duration_counts AS
-SELECT count(*) AS duration_events, count(*) FILTER (WHERE TRY_CAST(dur_text AS DECIMAL(38, 6)) > 0) AS usable
-FROM raw_event_times WHERE ph = 'X';
+SELECT count(*) AS duration_events, count(*) FILTER (WHERE dur_ns > 0) AS usable FROM event_times WHERE ph = 'X';
+
+-- event_damage: the events ev below leaves out or reads differently, by reason (a phrase completing
+-- "N events: …"), with how many (events, count) and the first value that showed it (example); none for a
+-- clean trace. store/ingest/analyse.py puts them in the profile's trace_damaged mark.
+CREATE OR REPLACE TEMP TABLE event_damage AS
+WITH damage AS (
+    SELECT 1 AS position, 'dropped: no readable timestamp (ts missing, not a number or out of range)' AS reason,
+           count(*) AS events, any_value(ts_text) AS example
+    FROM event_times WHERE ts_ns IS NULL
+    UNION ALL
+    SELECT 2, 'negative duration, read as 0 long', count(*), any_value(dur_text)
+    FROM event_times WHERE ph = 'X' AND ts_ns IS NOT NULL AND dur_ns < 0
+    UNION ALL
+    SELECT 3, 'duration missing, not a number or out of range, read as 0 long', count(*), any_value(dur_text)
+    FROM event_times WHERE ph = 'X' AND ts_ns IS NOT NULL AND dur_ns IS NULL
+)
+SELECT reason, events, example FROM damage WHERE events > 0 ORDER BY position;
+DROP TABLE event_times;
+
+-- event_categories: the categories profilers write (lower-cased) and the kind of event each holds: Kineto's
+-- activity types (libkineto ActivityType.cpp: kernel, gpu_memcpy …, and the device lanes of other
+-- accelerators such as MTIA's on-device mtia_ccp_events), ROCm's, and the 2021 profiler's (Kernel, Runtime
+-- …). A category not listed holds no work ev counts; ProfilerStep and the other step and phase ranges are
+-- still recognised by their name.
+CREATE OR REPLACE TEMP TABLE event_categories (lcat VARCHAR PRIMARY KEY, kind VARCHAR);
+INSERT INTO event_categories VALUES
+    ('kernel', 'kernel'), ('mtia_ccp_events', 'kernel'),
+    ('gpu_memcpy', 'memcpy'), ('memcpy', 'memcpy'),
+    ('gpu_memset', 'memset'), ('memset', 'memset'),
+    ('cuda_runtime', 'runtime'), ('runtime', 'runtime'), ('cuda_driver', 'runtime'), ('hip_runtime', 'runtime'),
+    ('hip_driver', 'runtime'), ('privateuse1_runtime', 'runtime'), ('privateuse1_driver', 'runtime'),
+    ('xpu_runtime', 'runtime'), ('xpu_driver', 'runtime'), ('mtia_runtime', 'runtime'), ('hpu_op', 'runtime'),
+    ('gpu_user_annotation', 'gpu_annotation'),
+    ('python_function', 'python'),  -- with_stack: the Python frames the host ran (sql/blame.sql: host work)
+    ('user_annotation', 'annotation'),
+    ('cpu_op', 'op'), ('operator', 'op');
 
 -- ev: every duration or instant event, typed, with what kind of thing it is.
 CREATE OR REPLACE TEMP TABLE ev AS
@@ -59,25 +98,19 @@ SELECT event_id, ph, cat, name, pid, tid,
        -- a collective's process group name, input element count and kind (allreduce …), where recorded
        pg_name, msg_nelems, collective,
        CASE
-           WHEN lcat = 'kernel' THEN 'kernel'
-           WHEN lcat IN ('gpu_memcpy', 'memcpy') THEN 'memcpy'
-           WHEN lcat IN ('gpu_memset', 'memset') THEN 'memset'
-           WHEN lcat IN ('cuda_runtime', 'runtime', 'cuda_driver', 'hip_runtime', 'hip_driver',
-                               'privateuse1_runtime', 'xpu_runtime', 'mtia_runtime') THEN 'runtime'
-           WHEN lcat = 'gpu_user_annotation' THEN 'gpu_annotation'
-           -- with_stack: the Python frames the host ran (sql/blame.sql reads them as host work)
-           WHEN lcat = 'python_function' AND ph = 'X' THEN 'python'
+           WHEN c.kind IN ('kernel', 'memcpy', 'memset', 'runtime', 'gpu_annotation') THEN c.kind
+           WHEN c.kind = 'python' AND ph = 'X' THEN 'python'
            WHEN name = '[memory]' THEN 'memory'
            WHEN ph <> 'X' THEN 'other'
-           WHEN lcat = 'user_annotation' THEN 'annotation'
-           -- 2021 traces record annotations as Operator events; our module ranges (measure/modules.py)
-           -- are recorded through the profiler's fast path, which files them as cpu_op
-           WHEN lcat IN ('cpu_op', 'operator')
-                AND (name LIKE 'ProfilerStep#%' OR name LIKE 'enumerate(DataLoader)#%'
-                     OR name LIKE 'Optimizer.%#%' OR regexp_matches(name, '^##.*##$')
-                     OR name LIKE 'module forward: %' OR name LIKE 'module backward: %') THEN 'annotation'
-           WHEN lcat IN ('cpu_op', 'operator') THEN 'op'
+           WHEN c.kind = 'annotation' THEN 'annotation'
+           -- step and phase ranges by their name, whatever the category: 2021 traces record annotations as
+           -- Operator events, our module ranges (measure/modules.py) go through the profiler's fast path,
+           -- which files them as cpu_op, and other writers file them under categories of their own
+           WHEN name LIKE 'ProfilerStep#%' OR name LIKE 'enumerate(DataLoader)#%'
+                OR name LIKE 'Optimizer.%#%' OR regexp_matches(name, '^##.*##$')
+                OR name LIKE 'module forward: %' OR name LIKE 'module backward: %' THEN 'annotation'
+           WHEN c.kind = 'op' THEN 'op'
            ELSE 'other'
        END AS kind
-FROM typed
+FROM typed LEFT JOIN event_categories c USING (lcat)
 WHERE ts_abs IS NOT NULL;

@@ -3,6 +3,7 @@ from is still in the CPU cache."""
 
 from __future__ import annotations
 
+import math
 from operator import attrgetter
 
 import msgspec
@@ -95,28 +96,85 @@ def _compact_json(raw: bytes) -> str:
 
 
 _EVENT_FIELDS = ("cat", "name", "pid", "tid", "ts", "dur")
-_ARG_STRING_FIELDS = (
-    "correlation",
-    "external_id",
-    "external_id_2021",
-    "device",
-    "stream",
-    "mem_addr",
-    "pg_name",
-    "msg_nelems",
-    "collective",
-)
-_ARG_NUMBER_FIELDS = (
-    "total_allocated",
-    "total_reserved",
-    "device_type",
-    "device_id",
-    "mem_bytes",
-    "copy_bytes",
-)
+# args kept as text (ids, names): any scalar reads as its text; those SQL reads as integers are normalized
+_ARG_STRING_FIELDS = ("stream", "mem_addr", "pg_name", "msg_nelems", "collective")
+_ARG_ID_FIELDS = ("correlation", "external_id", "external_id_2021", "device")
+_ARG_FLOAT_FIELDS = ("total_allocated", "total_reserved", "mem_bytes", "copy_bytes")
+_ARG_INT_FIELDS = ("device_type", "device_id")
+_ARG_SCALAR_FIELDS = (*_ARG_STRING_FIELDS, *_ARG_ID_FIELDS, *_ARG_FLOAT_FIELDS, *_ARG_INT_FIELDS)
 _SHAPE_FIELDS = ("shape_dims", "input_types", "concrete_inputs")  # kept for the ops ROOFLINE_SHAPED_OPS names
 _NO_ARGS = EventArgs()
-_GETTERS = {f: attrgetter(f) for f in ("ph", *_EVENT_FIELDS, "args", *_ARG_STRING_FIELDS, *_ARG_NUMBER_FIELDS)}
+_GETTERS = {f: attrgetter(f) for f in ("ph", *_EVENT_FIELDS, "args", *_ARG_SCALAR_FIELDS)}
+_ARG_KEYS = {f.name: f.encode_name for f in msgspec.structs.fields(EventArgs)}  # as the trace spells them
+_INT64 = (-(2**63), 2**63 - 1)
+# the reasons below complete "N events: …" (parse.damage_notes)
+ARGS_NOT_AN_OBJECT = "args not an object (null, a list …), so their correlation, ids and sizes are unknown"
+
+
+def as_number(value, integer: bool) -> tuple[int | float | None, str | None]:
+    """(a JSON value as a number: an int64 where `integer`, else a float; None where it cannot be read, why it
+    had to be converted or left unread, None where it was already such a number)."""
+    if value is None:
+        return None, None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None, "not a number, read as unknown"
+    number, converted = value, isinstance(value, str) or (integer and isinstance(value, float))
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            try:
+                number = float(value)
+            except ValueError:
+                return None, "text that is no number, read as unknown"
+    if isinstance(number, float) and not math.isfinite(number):
+        return None, "not finite, read as unknown"
+    if integer and isinstance(number, float):
+        if not number.is_integer():
+            return None, "not an integer, read as unknown"
+        number = int(number)
+    if integer and not _INT64[0] <= number <= _INT64[1]:
+        return None, "past 64 bits, read as unknown"
+    if converted:  # a float or text standing for the number
+        return number, f"written as {'text' if isinstance(value, str) else 'a float'}, read as the number"
+    return number, None
+
+
+def _read_number(value, integer: bool, key: str, stats: TraceStats):
+    """One arg value as its column's number (as_number), every value converted or left unread counted by reason."""
+    number, why = as_number(value, integer)
+    if why:
+        stats.count(f"`{key}` {why}", example=value)
+    return number
+
+
+def _number_column(values: list, integer: bool, key: str, stats: TraceStats) -> pa.Array:
+    """Numbers as int64 (`integer`) or float64. The common case, all numbers (or null) of the column's
+    kind, takes one Arrow call; anything else is read value by value (_read_number)."""
+    try:
+        inferred = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        inferred = None
+    kind = pa.int64() if integer else pa.float64()
+    if inferred is not None and (
+        pa.types.is_null(inferred.type)
+        or inferred.type == pa.int64()
+        or (not integer and pa.types.is_floating(inferred.type) and pc.all(pc.is_finite(inferred)).as_py() is not False)
+    ):
+        return inferred.cast(kind)
+    return pa.array([_read_number(v, integer, key, stats) for v in values], kind)
+
+
+def _id_column(values: list, key: str, stats: TraceStats) -> pa.Array:
+    """Integer ids (correlation, external id, device) as the text SQL casts to an integer: a float or text
+    standing for an integer is read as it, anything else as null, each counted (_read_number)."""
+    try:
+        inferred = pa.array(values)
+        if pa.types.is_null(inferred.type) or inferred.type == pa.int64():
+            return inferred.cast(pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        pass
+    return _number_column(values, True, key, stats).cast(pa.string())
 
 
 class BatchColumns:
@@ -124,10 +182,7 @@ class BatchColumns:
 
     def __init__(self, stats: TraceStats):
         self.stats = stats
-        self.lists = {
-            name: []
-            for name in ("ph", *_EVENT_FIELDS, "input_dims", *_SHAPE_FIELDS, *_ARG_STRING_FIELDS, *_ARG_NUMBER_FIELDS)
-        }
+        self.lists = {name: [] for name in ("ph", *_EVENT_FIELDS, "input_dims", *_SHAPE_FIELDS, *_ARG_SCALAR_FIELDS)}
         self.rows = 0
 
     def add(self, events: list[Event]) -> None:
@@ -137,8 +192,12 @@ class BatchColumns:
         lists["ph"].extend(map(g["ph"], events))
         for f in _EVENT_FIELDS:
             lists[f].extend(map(bytes, map(g[f], events)))
-        args = [a if a is not None else _NO_ARGS for a in map(g["args"], events)]
-        for f in (*_ARG_STRING_FIELDS, *_ARG_NUMBER_FIELDS):
+        args = list(map(g["args"], events))
+        not_objects = args.count(None)
+        if not_objects:
+            self.stats.count(ARGS_NOT_AN_OBJECT, not_objects)
+        args = [a if a.__class__ is EventArgs else _NO_ARGS for a in args]
+        for f in _ARG_SCALAR_FIELDS:
             lists[f].extend(map(g[f], args))
         names = lists["name"][-len(events) :] if events else []
         lists["input_dims"].extend(
@@ -160,21 +219,27 @@ class BatchColumns:
             _json_texts(lists["tid"], self.stats),
             _raw_texts(lists["ts"]),
             _raw_texts(lists["dur"]),
-            _strings(lists["correlation"]),
-            pc.coalesce(_strings(lists["external_id"]), _strings(lists["external_id_2021"])),
-            _strings(lists["device"]),
+            self._id("correlation"),
+            pc.coalesce(self._id("external_id"), self._id("external_id_2021")),
+            self._id("device"),
             _strings(lists["stream"]),
-            pa.array(lists["total_allocated"], pa.float64()),
-            pa.array(lists["total_reserved"], pa.float64()),
-            pa.array(lists["device_type"], pa.int64()),
-            pa.array(lists["device_id"], pa.int64()),
-            pa.array(lists["mem_bytes"], pa.float64()),
+            self._number("total_allocated", False),
+            self._number("total_reserved", False),
+            self._number("device_type", True),
+            self._number("device_id", True),
+            self._number("mem_bytes", False),
             _strings(lists["mem_addr"]),
             pa.array(dims, pa.string()),
             *(pa.array(_raw_json_texts(lists[f]), pa.string()) for f in _SHAPE_FIELDS),
-            pa.array(lists["copy_bytes"], pa.float64()),
+            self._number("copy_bytes", False),
             _strings(lists["pg_name"]),
             _strings(lists["msg_nelems"]),
             _strings(lists["collective"]),
         ]
         return pa.RecordBatch.from_arrays(columns, schema=EVENT_SCHEMA)
+
+    def _number(self, field: str, integer: bool) -> pa.Array:
+        return _number_column(self.lists[field], integer, _ARG_KEYS[field], self.stats)
+
+    def _id(self, field: str) -> pa.Array:
+        return _id_column(self.lists[field], _ARG_KEYS[field], self.stats)

@@ -15,27 +15,32 @@ import pyarrow as pa
 RAW_NULL = msgspec.Raw(b"null")
 
 
+# Every scalar arg takes any JSON scalar type: writers differ (ROCm writes `"bytes": "9216"`, others
+# `"Device Id": 1.0`), and one odd value must not make its event undecodable. columns.py reads each as its
+# column's type and counts, by reason, every value it had to convert or could not read (`TraceStats`).
+Scalar = int | float | str | None
+
+
 class EventArgs(msgspec.Struct, gc=False):
-    correlation: int | str | None = None
-    external_id: int | str | None = msgspec.field(default=None, name="External id")
-    external_id_2021: int | str | None = msgspec.field(default=None, name="external id")
-    device: int | str | None = None
-    stream: int | str | None = None
-    total_allocated: float | None = msgspec.field(default=None, name="Total Allocated")
-    total_reserved: float | None = msgspec.field(default=None, name="Total Reserved")
-    device_type: int | None = msgspec.field(default=None, name="Device Type")
-    device_id: int | None = msgspec.field(default=None, name="Device Id")
+    correlation: Scalar = None
+    external_id: Scalar = msgspec.field(default=None, name="External id")
+    external_id_2021: Scalar = msgspec.field(default=None, name="external id")
+    device: Scalar = None
+    stream: Scalar = None
+    total_allocated: Scalar = msgspec.field(default=None, name="Total Allocated")
+    total_reserved: Scalar = msgspec.field(default=None, name="Total Reserved")
+    device_type: Scalar = msgspec.field(default=None, name="Device Type")
+    device_id: Scalar = msgspec.field(default=None, name="Device Id")
     # one allocation (> 0) or free (< 0) and its block's address: both formats of `[memory]` carry
     # Bytes; the 2021 one has no totals, so its level is the running sum (sql/memory.sql)
-    mem_bytes: float | None = msgspec.field(default=None, name="Bytes")
-    mem_addr: int | str | None = msgspec.field(default=None, name="Addr")
-    copy_bytes: int | float | None = msgspec.field(default=None, name="bytes")  # a memcpy/memset's size
+    mem_bytes: Scalar = msgspec.field(default=None, name="Bytes")
+    mem_addr: Scalar = msgspec.field(default=None, name="Addr")
+    copy_bytes: Scalar = msgspec.field(default=None, name="bytes")  # a memcpy/memset's size
     # a collective's process group and message size, where the profiler records them (PyTorch ≥ 2.1
     # puts them on the NCCL kernel and record_param_comms): sql/rank_timeline.sql matches on them
-    pg_name: int | str | None = msgspec.field(default=None, name="Process Group Name")
-    # typed loosely, as every arg here: a value of another type must not make the whole event undecodable
-    msg_nelems: int | float | str | None = msgspec.field(default=None, name="In msg nelems")
-    collective: int | str | None = msgspec.field(default=None, name="Collective name")
+    pg_name: Scalar = msgspec.field(default=None, name="Process Group Name")
+    msg_nelems: Scalar = msgspec.field(default=None, name="In msg nelems")
+    collective: Scalar = msgspec.field(default=None, name="Collective name")
     input_dims: msgspec.Raw = msgspec.field(default=RAW_NULL, name="Input Dims")
     input_types: msgspec.Raw = msgspec.field(default=RAW_NULL, name="Input type")
     concrete_inputs: msgspec.Raw = msgspec.field(default=RAW_NULL, name="Concrete Inputs")
@@ -50,7 +55,9 @@ class Event(msgspec.Struct, gc=False):
     tid: msgspec.Raw = RAW_NULL
     ts: msgspec.Raw = RAW_NULL
     dur: msgspec.Raw = RAW_NULL
-    args: EventArgs | None = None
+    # UNSET where the event has no args (normal for some events), None where args was not an object
+    # (null, a list …): that event's correlation and ids are unknown, and columns.py counts it
+    args: EventArgs | None | msgspec.UnsetType = msgspec.UNSET
 
 
 class DeviceProperties(msgspec.Struct, gc=False):
@@ -180,6 +187,11 @@ ROOFLINE_SHAPED_OPS = frozenset(
 )
 ROOFLINE_SHAPED_RAW = frozenset(f'"{name}"'.encode() for name in ROOFLINE_SHAPED_OPS)
 KEPT_PHASES = frozenset(("X", "i", "I"))  # duration and instant events: the rows of the table
+# The other phases of the Trace Event Format: metadata, flows, counters, async and object events, marks,
+# samples, contexts. None holds a host op, a runtime call or device work, so leaving them out loses nothing;
+# begin/end pairs (B, E) would, and are counted when dropped, as is a phase outside the format.
+OTHER_PHASES = frozenset("M s t f C b n e N O D P R c ( ) V v S T p F".split())
+UNREAD_TIME_PHASES = frozenset(("B", "E"))
 
 EVENT_SCHEMA = pa.schema(
     [
@@ -223,6 +235,33 @@ class TraceStats(msgspec.Struct):
     repairs: int = 0  # invalid spots fixed (bad UTF-8, control characters, bare inf/NaN, stray quotes)
     dropped_events: int = 0  # event texts that could not be decoded even after repair
     workers: int = 1  # processes that decoded the events
+    # events left out or read differently, by reason (a phrase completing "N events …"), and one value
+    # that showed each reason; parse.damage_notes says them, the profile keeps them in its trace_damaged mark
+    altered: dict[str, int] = msgspec.field(default_factory=dict)
+    examples: dict[str, str] = msgspec.field(default_factory=dict)
+    header_notes: list[str] = msgspec.field(default_factory=list)  # header fields that could not be read
+
+    def count(self, reason: str, events: int = 1, example: object = None) -> None:
+        """`events` more events altered for `reason`, `example` (the first seen is kept) what showed it."""
+        self.altered[reason] = self.altered.get(reason, 0) + events
+        if example is not None and reason not in self.examples:
+            self.examples[reason] = example_text(example)
+
+    def merge(self, other: "TraceStats") -> None:
+        """Add what another reader (the second process's range) counted."""
+        for reason, events in other.altered.items():
+            self.count(reason, events)
+        for reason, example in other.examples.items():
+            self.examples.setdefault(reason, example)
+
+
+def example_text(value: object) -> str:
+    """A value as a note shows it: its JSON, cut short."""
+    try:
+        text = msgspec.json.encode(value).decode()
+    except (TypeError, ValueError, OverflowError):
+        text = str(value)
+    return text if len(text) <= 40 else text[:37] + "…"
 
 
 class ParsedTrace(msgspec.Struct):

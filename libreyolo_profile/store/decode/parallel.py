@@ -41,7 +41,7 @@ def _split_point(path: Path, array_start: int, size: int) -> tuple[int, int] | N
             return None
         try:
             EVENT_DECODER.decode(window[start : nxt.start() + 1])
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             continue
         return middle + m.start() + 1, middle + start
     return None
@@ -159,6 +159,7 @@ def _add_second_range(first: EventReader, result: dict) -> None:
     other = TraceStats(**result["stats"])
     for field in ("events_seen", "events_kept", "bytes_read", "repairs", "dropped_events"):
         setattr(stats, field, getattr(stats, field) + getattr(other, field))
+    stats.merge(other)
     stats.truncated = other.truncated
     stats.workers = 2
     first.suffix = result["suffix"].encode("latin-1")

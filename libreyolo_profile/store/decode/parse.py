@@ -157,10 +157,13 @@ def _int_or_none(value) -> int | None:
         return None
 
 
-def damage_notes(stats: TraceStats) -> list[str]:
-    """What had to be repaired, dropped or recovered, one sentence each (none for a clean trace).
-    The profile keeps them as its `trace_damaged` mark, so every later read can say them again."""
+def damage_notes(stats: TraceStats | None, typing: list[tuple[str, int, str | None]] = ()) -> list[str]:
+    """What had to be repaired, dropped, recovered or read differently, one sentence each (none for a clean
+    trace). `typing`: what typing the events in SQL had to alter, as (reason, events, an example) rows
+    (sql/events.sql's event_damage). The profile keeps them as its `trace_damaged` mark, so every later
+    read can say them again."""
     notes = []
+    stats = stats or TraceStats()
     if stats.truncated:
         notes.append(
             f"cut off (the JSON ends mid-file, e.g. a killed job): recovered {stats.events_seen:,} complete "
@@ -173,6 +176,12 @@ def damage_notes(stats: TraceStats) -> list[str]:
         )
     if stats.dropped_events:
         notes.append(f"{stats.dropped_events:,} unreadable event(s) left out")
+    counted = [(reason, n, stats.examples.get(reason)) for reason, n in stats.altered.items()]
+    for reason, events, example in [*counted, *typing]:
+        notes.append(
+            f"{events:,} event{'' if events == 1 else 's'}: {reason}" + (f" (e.g. {example})" if example else "")
+        )
+    notes.extend(f"header: {note}" for note in stats.header_notes)
     return notes
 
 

@@ -19,17 +19,30 @@ import msgspec
 import pyarrow as pa
 
 from libreyolo_profile.errors import UnanalysableError
-from libreyolo_profile.store.decode.columns import BatchColumns
+from libreyolo_profile.store.decode.columns import BatchColumns, as_number
 from libreyolo_profile.store.decode.events import (
     EVENTS_DECODER,
     KEPT_PHASES,
+    OTHER_PHASES,
+    RAW_NULL,
+    UNREAD_TIME_PHASES,
     DeviceProperties,
+    DistributedInfo,
     Event,
     Header,
     TraceStats,
+    example_text,
 )
 from libreyolo_profile.store.decode.limits import ENV_MAX_EVENT, DecodeSizes, Limits, mib
-from libreyolo_profile.store.decode.repair import EVENT_BOUNDARY, TRUNCATED, array_end, repair_json, salvage_events
+from libreyolo_profile.store.decode.repair import (
+    EVENT_BOUNDARY,
+    GENERIC_DECODER,
+    TRUNCATED,
+    array_end,
+    cap_nesting,
+    repair_json,
+    salvage_events,
+)
 from libreyolo_profile.store.decode.source import TraceSource
 
 BYTE_ORDER_MARK = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some editors and Windows tools write first: skipped
@@ -42,6 +55,52 @@ def _more_of_a_space_run(text: bytes | bytearray, block) -> bool:
     nothing a JSON reader needs (one space stands for any run), so a run of gigabytes is never held.
     Fails fast on a real block, at its first byte that is not whitespace."""
     return text[-1:].isspace() and _SPACE.fullmatch(block) is not None
+
+
+def _header_value(value, kind: str, where: str, notes: list[str]):
+    """One header field as `kind` ("int", "number", "text" or "id": an int or a text), None (with a note
+    in `notes`) where it cannot be read as one."""
+    if value is None:
+        return None
+    if kind == "text" or (kind == "id" and isinstance(value, str)):
+        if isinstance(value, str):
+            return value
+        notes.append(f"`{where}` not a text ({example_text(value)}), read as unknown")
+        return None
+    number, why = as_number(value, kind in ("int", "id"))
+    if why and number is None:
+        notes.append(f"`{where}` {why} ({example_text(value)})")
+    return number
+
+
+def _devices(value, notes: list[str]) -> list[DeviceProperties] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        notes.append(f"`deviceProperties` not a list ({example_text(value)}), so the devices are unknown")
+        return None
+    devices = []
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            notes.append(f"`deviceProperties[{i}]` not an object ({example_text(entry)}), left out")
+            continue
+        fields = {"id": "id", "name": "text", "totalGlobalMem": "number", "numSms": "int"}
+        read = {f: _header_value(entry.get(f), kind, f"deviceProperties[{i}].{f}", notes) for f, kind in fields.items()}
+        devices.append(DeviceProperties(**read))
+    return devices
+
+
+def _distributed(value, notes: list[str]) -> DistributedInfo | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        notes.append(f"`distributedInfo` not an object ({example_text(value)}), so the rank is unknown")
+        return None
+    fields = {"rank": "int", "world_size": "int", "backend": "text"}
+    info = {f: _header_value(value.get(f), kind, f"distributedInfo.{f}", notes) for f, kind in fields.items()}
+    pg_config = value.get("pg_config")
+    raw = RAW_NULL if pg_config is None else msgspec.Raw(msgspec.json.encode(pg_config))
+    return DistributedInfo(**info, pg_config=raw)
 
 
 def _is_binary(head: bytes) -> bool:
@@ -147,23 +206,24 @@ class EventReader:
         if not self.prefix.strip():
             return Header()
         suffix = self.suffix if self.closed else b"}"
+        # with the JSON after the events (where the header may sit), else without it (when it is damaged)
         for text in (self.prefix + b"[]" + suffix, self.prefix + b"[]}"):
-            for candidate in (text, repair_json(text)[0]):
-                try:
-                    return msgspec.json.decode(candidate, type=Header)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    continue
-        try:  # the fields we need, one by one, when the rest of the header is unusual
-            loose = msgspec.json.decode(repair_json(self.prefix + b"[]" + suffix)[0])
-            return Header(
-                deviceProperties=msgspec.convert(
-                    loose.get("deviceProperties"), list[DeviceProperties] | None, strict=False
+            try:
+                return msgspec.json.decode(text, type=Header)
+            except (msgspec.DecodeError, RecursionError):
+                pass
+            # an odd value somewhere: the fields we need one by one, so one cannot take the others with it
+            try:
+                loose = GENERIC_DECODER.decode(cap_nesting(repair_json(text)[0])[0])
+            except msgspec.DecodeError:
+                continue
+            if isinstance(loose, dict):
+                notes = self.stats.header_notes
+                return Header(
+                    deviceProperties=_devices(loose.get("deviceProperties"), notes),
+                    distributedInfo=_distributed(loose.get("distributedInfo"), notes),
                 )
-                if isinstance(loose, dict)
-                else None
-            )
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return Header()
+        return Header()
 
     # -- events ------------------------------------------------------------------------------
     def batches(self) -> Iterator[pa.RecordBatch]:
@@ -267,7 +327,7 @@ class EventReader:
         scratch[size + 1] = 0x5D  # ]
         try:
             return scratch, EVENTS_DECODER.decode(memoryview(scratch)[: size + 2]), size
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # RecursionError: nesting too deep (repair.py)
             piece = bytes(pending[pos:end])
             closing = array_end(piece) if uncut or b"]" in piece else None
             if closing is not None:
@@ -282,7 +342,7 @@ class EventReader:
         self.stats.repairs += fixes
         try:
             events = EVENTS_DECODER.decode(b"[" + text[:at] + b"]")
-        except msgspec.DecodeError as last_exc:
+        except (msgspec.DecodeError, RecursionError) as last_exc:
             events, _ = self._decode_hard(text[:at], True, str(last_exc))
         self.closed = True
         self.suffix = self._rest(text[at + 1 :] + after, blocks)
@@ -336,7 +396,7 @@ class EventReader:
                 events = EVENTS_DECODER.decode(b"[" + fixed + b"]")
                 self.stats.repairs += fixes
                 return events, len(piece)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 pass
         return salvage_events(piece, at_end, self.stats)
 
@@ -344,4 +404,19 @@ class EventReader:
         self.stats.events_seen += len(events)
         kept = [e for e in events if e.ph in KEPT_PHASES]
         self.stats.events_kept += len(kept)
+        if len(kept) < len(events):
+            self._count_left_out(e.ph for e in events if e.ph not in KEPT_PHASES)
         columns.add(kept)
+
+    def _count_left_out(self, phases) -> None:
+        """Count the events left out that could have held time: begin/end pairs, and phases the Trace Event
+        Format does not have (flows, metadata and counters hold none, and are left out silently)."""
+        for ph in phases:
+            if ph in OTHER_PHASES:
+                continue
+            if ph in UNREAD_TIME_PHASES:
+                self.stats.count("dropped: begin/end events (phase B or E) are not read", example=ph)
+            elif ph:
+                self.stats.count("dropped: a phase (ph) the trace event format does not have", example=ph)
+            else:
+                self.stats.count("dropped: no phase (ph)")

@@ -55,40 +55,58 @@ def repair_json(text: bytes) -> tuple[bytes, int]:
     return text, fixes
 
 
+_NESTED_ARGS = ("input_dims", "input_types", "concrete_inputs")
+# numbers past a double's range (1e400) read as inf, which columns.py counts and nulls, instead of failing
+GENERIC_DECODER = msgspec.json.Decoder(float_hook=float)
+NESTING_CAP = 100  # levels of arrays and objects an event's values may nest; real ones nest a handful
+NESTED_TOO_DEEP = f"values nested deeper than {NESTING_CAP} levels, read as null"
+_NESTING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def cap_nesting(text: bytes, cap: int = NESTING_CAP) -> tuple[bytes, int]:
+    """(text with every value nested deeper than `cap` levels replaced by null, how many were): decoders
+    recurse once per level, so 100,000 nested brackets would exhaust the stack. Strings are skipped whole."""
+    depth, cut_from, cuts, out, last = 0, -1, 0, [], 0
+    for m in _NESTING_TOKEN.finditer(text):
+        token = m.group()
+        if token[:1] == b'"':
+            continue
+        if token in b"[{":
+            depth += 1
+            if depth == cap + 1:
+                cut_from = m.start()
+        else:
+            if depth == cap + 1 and cut_from >= 0:
+                out += [text[last:cut_from], b"null"]
+                last, cut_from, cuts = m.end(), -1, cuts + 1
+            depth -= 1
+    if cut_from >= 0:  # cut off while nested too deep: whatever follows is not an event
+        out += [text[last:cut_from], b"null"]
+        last, cuts = len(text), cuts + 1
+    return b"".join(out) + text[last:], cuts
+
+
 def _lenient_event(obj) -> Event | None:
-    """An event whose fields have unexpected types, coerced field by field (None: not an event)."""
+    """An event whose fields have unexpected types, field by field (None: not an event). Arg values go
+    on as they are: columns.py reads each as its column's type and counts what it could not."""
     if not isinstance(obj, dict):
         return None
-
-    def scalar(value, types):
-        if value is None or isinstance(value, types) and not isinstance(value, bool):
-            return value
-        return msgspec.json.encode(value).decode() if not isinstance(value, str) else value
 
     def raw(value):
         return RAW_NULL if value is None else msgspec.Raw(msgspec.json.encode(value))
 
-    args = obj.get("args")
-    parsed_args = None
+    args = obj.get("args", msgspec.UNSET)
+    parsed_args = None if args is not msgspec.UNSET else msgspec.UNSET
     if isinstance(args, dict):
         fields = {}
         for field in msgspec.structs.fields(EventArgs):
-            if field.encode_name not in args:
-                continue
-            value = args[field.encode_name]
-            if field.name in ("input_dims", "input_types", "concrete_inputs"):
-                fields[field.name] = raw(value)
-            elif field.name in ("total_allocated", "total_reserved", "mem_bytes"):
-                fields[field.name] = (
-                    float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-                )
-            elif field.name in ("device_type", "device_id"):
-                fields[field.name] = value if isinstance(value, int) and not isinstance(value, bool) else None
-            else:
-                fields[field.name] = scalar(value, (int, str))
+            if field.encode_name in args:
+                value = args[field.encode_name]
+                fields[field.name] = raw(value) if field.name in _NESTED_ARGS else value
         parsed_args = EventArgs(**fields)
+    ph = obj.get("ph")
     return Event(
-        ph=str(obj.get("ph") or ""),
+        ph=ph if isinstance(ph, str) else "" if ph is None else msgspec.json.encode(ph).decode(),
         cat=raw(obj.get("cat")),
         name=raw(obj.get("name")),
         pid=raw(obj.get("pid")),
@@ -106,19 +124,24 @@ def _decode_one(text: bytes, stats: TraceStats) -> Event | str | None:
     except msgspec.DecodeError as exc:
         if TRUNCATED in str(exc):
             return TRUNCATED
+    except RecursionError:
+        pass
     fixed, fixes = repair_json(text)
+    fixed, deep = cap_nesting(fixed)
     try:
         event = EVENT_DECODER.decode(fixed)
     except msgspec.DecodeError as exc:
         if TRUNCATED in str(exc):
             return TRUNCATED
         try:
-            event = _lenient_event(msgspec.json.decode(fixed))
-        except msgspec.DecodeError:
+            event = _lenient_event(GENERIC_DECODER.decode(fixed))
+        except (msgspec.DecodeError, RecursionError):
             return None
         if event is None:
             return None
     stats.repairs += fixes
+    if deep:
+        stats.count(NESTED_TOO_DEEP)
     return event
 
 
@@ -163,7 +186,7 @@ def array_end(piece: bytes) -> tuple[bytes, int, int] | None:
         try:
             decoded = text.decode("utf-8")
             _, end = json.JSONDecoder(strict=False).raw_decode("[" + decoded)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             continue
         return text, len(decoded[: end - 2].encode("utf-8")), fixes  # `end` counts the "[" we added
     return None

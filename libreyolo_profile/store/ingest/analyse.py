@@ -5,10 +5,14 @@ The same path serves our own captures and foreign traces, so every number has on
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+
+import duckdb
 
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.output.progress import TraceReadingProgress
+from libreyolo_profile.sqlmodules import module as sql_module
 from libreyolo_profile.sqlmodules import run_module
 from libreyolo_profile.store.decode.parse import damage_notes, parse_trace
 from libreyolo_profile.store.ingest.timeline import compute_metrics, ingest
@@ -16,6 +20,44 @@ from libreyolo_profile.store.schema import JOB_TABLES, TABLES
 
 # a job's tables need every rank: store/document/job.py builds them; one trace leaves them empty
 TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES if name not in JOB_TABLES}
+
+
+@dataclass(frozen=True)
+class Section:
+    """An optional part of a profile: the SQL module that computes it, the sidecar tables and metrics it gives."""
+
+    module: str
+    tables: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+
+
+ROOFLINE_METRICS = ("gemm_conv_peak_pct", "sol_step_ms", "sol_step_pct", "roofline_coverage_pct")
+
+# The sections that may fail on a trace alone (an SQL error its data provokes): each is then empty or null with
+# the reason, and every other figure stands. In run order: memory reads modules, advice reads the roofline.
+# The core (decoding, steps, the device timeline, the blame, the metrics and tables built on them) is not here:
+# it fails the profile.
+OPTIONAL_SECTIONS = {
+    "modules": Section("modules.sql", tables=("modules",)),
+    "memory": Section(
+        "memory.sql",
+        tables=("memory",),
+        metrics=(
+            "peak_vram_mb",
+            "peak_reserved_mb",
+            "peak_host_mem_mb",
+            "peak_mem_mb",
+            "memory_level",
+            "steady_malloc_calls_per_step",
+            "steady_malloc_steps",
+        ),
+    ),
+    "roofline": Section("roofline.sql", tables=("roofline",), metrics=ROOFLINE_METRICS),
+    "advice": Section("advice.sql", metrics=("advice",)),
+    "ranks": Section("rank_timeline.sql"),
+}
+# what the sections stand on, run (and failing the profile) before any of them
+_SECTION_GROUND = ("blame.sql", "window_executions.sql")
 
 
 def analyse_trace(
@@ -28,22 +70,40 @@ def analyse_trace(
     """cpu_peak: the CPU's measured roof (measure/cpu_peak.py), which only run/infer can give.
     rank: the rank a job import decided for this trace (store/document/job.py); else the trace's own."""
     parsed = parse_trace(path, progress=TraceReadingProgress)
-    con = ingest(parsed, kind_hint)  # lets the raw columns go once DuckDB holds what it needs
+    with _core_stage(path, "reading the trace's events into steps, ops and device work"):
+        con = ingest(parsed, kind_hint)  # lets the raw columns go once DuckDB holds what it needs
+    unavailable: dict[str, str] = {}
     try:
         durations = con.execute("SELECT duration_events, usable FROM duration_counts").fetchone()
+        typing_damage = con.execute("SELECT reason, events, example FROM event_damage").fetchall()
         if con.execute("SELECT count(*) FROM step_ranges").fetchone()[0] == 0:
-            raise UnanalysableError(f"{path}: the trace holds no host ops, annotations or device work to analyse")
+            damage = "".join(f"; {note}" for note in damage_notes(parsed.stats, typing_damage))
+            raise UnanalysableError(
+                f"{path}: the trace holds no host ops, annotations or device work to analyse{damage}"
+            )
         con.execute(
             "CREATE OR REPLACE TEMP TABLE trace_info AS SELECT CAST($rank AS BIGINT) AS rank",
             {"rank": parsed.rank if rank is None else rank},
         )
         register_roofline_inputs(con, parsed.devices, cpu_peak)
-        metrics = compute_metrics(con, images_per_step)
+        with _core_stage(path, "the blame of each step"):
+            for module in _SECTION_GROUND:
+                run_module(con, module)
+        for name, section in OPTIONAL_SECTIONS.items():
+            if name != "ranks":
+                _run_section(con, name, section.module, unavailable)
+        with _core_stage(path, "the metrics"):
+            metrics = compute_metrics(con, images_per_step)
+        for name in unavailable:
+            metrics.update(dict.fromkeys(OPTIONAL_SECTIONS[name].metrics))  # a stand-in's empty rows give no figure
         kind, kind_inferred, phases_annotated = con.execute("SELECT * FROM profile_kind").fetchone()
-        tables = _sidecar_tables(con)
-        timeline = _module_rows(con, "rank_timeline.sql")
+        tables = _sidecar_tables(con, path, unavailable)
+        timeline = []
+        if _run_section(con, "ranks", OPTIONAL_SECTIONS["ranks"].module, unavailable):
+            timeline = _module_rows(con, OPTIONAL_SECTIONS["ranks"].module)
         nesting_cut = _nesting_cut(con)  # read after the tables, since modules.sql runs with table_modules
-        device_rows = _module_rows(con, "devices.sql")
+        with _core_stage(path, "the devices"):
+            device_rows = _module_rows(con, "devices.sql")
     finally:
         con.close()
     _name_devices(device_rows, parsed.devices)
@@ -59,23 +119,114 @@ def analyse_trace(
         "world_size": parsed.world_size,
         "distributed": parsed.distributed,
         "timeline": timeline,
-        "damage": damage_notes(parsed.stats) if parsed.stats is not None else [],
+        "damage": damage_notes(parsed.stats, typing_damage),
         "nesting_cut": [list(row) for row in nesting_cut],
         "duration_events": durations[0],
         "usable_durations": durations[1],
+        "unavailable": unavailable,
     }
 
 
-def _sidecar_tables(con) -> dict:
-    """Every sidecar table of one trace, {name: {columns, rows}}; a job's tables empty. A table query whose
-    columns are not the schema's is a bug, caught here."""
+class _core_stage:
+    """A stage of the core: an SQL error in it fails the profile with one line naming the stage and what
+    DuckDB said about the trace's data (UnanalysableError, exit 1), never a traceback."""
+
+    def __init__(self, path: Path, what: str):
+        self.path, self.what = path, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if isinstance(error, duckdb.Error):
+            raise UnanalysableError(f"{self.path}: {self.what} could not be computed: {_one_line(error)}") from error
+        return False
+
+
+def _one_line(error: Exception) -> str:
+    """DuckDB's message, its first line (the rest is the statement and a caret)."""
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _run_section(con, name: str, module: str, unavailable: dict[str, str]) -> bool:
+    """Run an optional section's module; where it fails on this trace, record why in `unavailable` and leave
+    empty stand-ins of the tables it makes, so what reads them (the metrics, the tables) still runs. True
+    when it ran."""
+    if name in unavailable:
+        return False
+    before = _temp_tables(con)
+    source = _failed_source(module, unavailable)
+    if source is not None:
+        unavailable[name] = f"it reads the {source} section, which could not be computed"
+    else:
+        try:
+            run_module(con, module)
+            return True
+        except duckdb.Error as error:
+            unavailable[name] = f"it could not be computed on this trace ({_one_line(error)})"
+    _stand_in(con, module, before)
+    return False
+
+
+def _failed_source(module: str, unavailable: dict[str, str]) -> str | None:
+    """The unavailable section whose module `module` reads, directly or through what it requires (None: none)."""
+    section_of = {s.module: name for name, s in OPTIONAL_SECTIONS.items()}
+    seen, pending = set(), [module]
+    while pending:
+        for needed in sql_module(pending.pop()).requires:
+            if section_of.get(needed) in unavailable:
+                return section_of[needed]
+            if needed not in seen:
+                seen.add(needed)
+                pending.append(needed)
+    return None
+
+
+def _temp_tables(con) -> set[str]:
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+
+
+def _stand_in(con, module: str, before: set[str]) -> None:
+    """Empty tables in place of what `module` (and the requirements it ran) makes, typed as the module types
+    them: its own SQL run over every table emptied, in a transaction that is rolled back, gives their columns
+    (the failure was the data's, so over no data it runs). A module that fails over no data too is a bug of
+    the package: that error fails the profile."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in _temp_tables(con):
+            con.execute(f'DELETE FROM "{table}"')
+        run_module(con, module)
+        shapes = {t: con.execute(f'DESCRIBE "{t}"').fetchall() for t in sorted(_temp_tables(con) - before)}
+    finally:
+        con.execute("ROLLBACK")
+    for table, columns in shapes.items():
+        names = ", ".join(f'"{c[0]}" {c[1]}' for c in columns)
+        con.execute(f'CREATE OR REPLACE TEMP TABLE "{table}" ({names})')
+
+
+def _sidecar_tables(con, path: Path, unavailable: dict[str, str]) -> dict:
+    """Every sidecar table of one trace, {name: {columns, rows}}; a job's tables empty, and an optional
+    section's empty where it could not be computed (`unavailable` says why). A table query whose columns
+    are not the schema's is a bug, caught here."""
+    section_of = {table: name for name, s in OPTIONAL_SECTIONS.items() for table in s.tables}
     tables = {}
     for name, query in TABLE_QUERIES.items():
-        cursor = run_module(con, query)
-        columns = [d[0] for d in cursor.description]
-        expected = [c[0] for c in TABLES[name]]
-        assert columns == expected, f"{query} columns {columns} differ from schema {expected}"
+        columns = [c[0] for c in TABLES[name]]
+        section = section_of.get(name)
+        try:
+            cursor = run_module(con, query)
+        except duckdb.Error as error:
+            if section is None:
+                raise UnanalysableError(f"{path}: the {name} table could not be computed: {_one_line(error)}") from None
+            unavailable.setdefault(section, f"its table could not be computed on this trace ({_one_line(error)})")
+            tables[name] = {"columns": columns, "rows": []}
+            continue
+        found = [d[0] for d in cursor.description]
+        assert found == columns, f"{query} columns {found} differ from schema {columns}"
         tables[name] = {"columns": columns, "rows": [list(r) for r in cursor.fetchall()]}
+        if section in unavailable:
+            tables[name]["rows"] = []  # a stand-in's rows, if any, are no figures
     for name in JOB_TABLES:
         tables[name] = {"columns": [c[0] for c in TABLES[name]], "rows": []}
     return tables
