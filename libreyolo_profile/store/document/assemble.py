@@ -9,6 +9,7 @@ import uuid
 from datetime import datetime, timezone
 
 from libreyolo_profile import __version__
+from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.metric_catalog import INTERNAL_COLUMNS, METRICS, is_cpu_profile
 from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document import marks as mark
@@ -16,6 +17,7 @@ from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
 from libreyolo_profile.store.document.verdict import decide
 from libreyolo_profile.store.document.window import PROFILED_RUNS
+from libreyolo_profile.store.ingest.analyse import OPTIONAL_SECTIONS, ROOFLINE_METRICS
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
 from libreyolo_profile.vocabulary import thresholds
 
@@ -87,9 +89,6 @@ def _null_reasons(m: dict, analysis: dict) -> dict:
     return reasons
 
 
-ROOFLINE_METRICS = ("gemm_conv_peak_pct", "sol_step_ms", "sol_step_pct", "roofline_coverage_pct")
-
-
 def roofline_reasons(m: dict, reasons: dict) -> None:
     """Why a roofline metric is null: the roof is unknown (sql/roofline.sql says why), or no op call was costed."""
     why = m.get("roofline_null_reason") or "no op call in the window has a cost model and a roof (record_shapes off?)"
@@ -98,13 +97,12 @@ def roofline_reasons(m: dict, reasons: dict) -> None:
             reasons[name] = why
 
 
-def _unusable_durations(analysis: dict) -> str | None:
-    """Why no time in the trace can be trusted, when none of its duration events has a usable
-    duration (they all read as 0: every share, utilization and step time would be made up)."""
+def _unusable_durations(analysis: dict) -> None:
+    """Refuse a trace none of whose duration events has a usable duration: they all read as 0, so every
+    step time, share and utilization would be made up (exit 1, with the reason)."""
     total, usable = analysis.get("duration_events"), analysis.get("usable_durations")
-    if not total or usable:
-        return None
-    return mark.durations_unusable(total)
+    if total and not usable:
+        raise UnanalysableError(mark.durations_unusable(total))
 
 
 def _repeat_stats(trials: list[dict]) -> dict:
@@ -133,6 +131,7 @@ def build_document(
     """The profile of analysed trials (sql/metrics.sql over each trial's trace) and their captures."""
     last = analyses[-1]
     kind = last["kind"]
+    computed_non_finite = _non_finite_metrics(analyses)
     per_trial = [trial_metrics(a, c) for a, c in zip(analyses, captures, strict=False)]
     thin = _thin_percentiles(per_trial, captures)
     on_gpu = bool(per_trial[-1].get("on_gpu"))
@@ -143,10 +142,15 @@ def build_document(
     unusable = _unusable_durations(last)
     verdict = decide(metrics, kind, on_gpu, thrashing, unusable)
     all_marks = _trace_marks(dict(marks or {}), last, metrics, thrashing, unusable)
+    unavailable = {name: why for a in analyses for name, why in (a.get("unavailable") or {}).items()}
+    if unavailable:
+        all_marks[mark.SECTION_UNAVAILABLE] = mark.section_unavailable(unavailable)
     noise = headline.noise_evidence(kind, captures, per_trial, thresholds())
     if noise:
         all_marks[mark.NOISY] = mark.noisy(noise)
-    return assemble(
+    null_reasons = _document_null_reasons(metrics, source, thin, captures)
+    null_reasons.update(_section_reasons(unavailable, metrics))
+    doc = assemble(
         kind=kind,
         kind_inferred=last["kind_inferred"],
         device_type=device_type,
@@ -154,7 +158,7 @@ def build_document(
         verdict=verdict,
         thrashing=bool(thrashing),
         marks=all_marks,
-        null_reasons=_document_null_reasons(metrics, source, thin, captures),
+        null_reasons=null_reasons,
         trials=per_trial,
         repeat=repeat,
         window_source=metrics.get("window_source"),
@@ -173,7 +177,78 @@ def build_document(
         producer=f"libreyolo-profile {__version__}",
         extra=[c.extra for c in captures if c is not None and c.extra] or None,
         timing=headline.timing_record(kind, captures),
+        non_finite=computed_non_finite,
     )
+    return doc
+
+
+def _non_finite_metrics(analyses: list[dict]) -> dict[str, int]:
+    """{metrics.<name>: in how many trials} of the metrics the SQL computed as NaN or Infinity (trial_metrics
+    nulls them before any rule reads them; settle_non_finite says so)."""
+    found: dict[str, int] = {}
+    for a in analyses:
+        for name, value in a["metrics"].items():
+            if isinstance(value, float) and not math.isfinite(value):
+                found[f"metrics.{name}"] = found.get(f"metrics.{name}", 0) + 1
+    return found
+
+
+def _section_reasons(unavailable: dict[str, str], metrics: dict) -> dict:
+    """Why each null metric of a section that could not be computed is null."""
+    return {
+        name: f"the {section} section could not be computed: {why}"
+        for section, why in unavailable.items()
+        for name in OPTIONAL_SECTIONS[section].metrics
+        if metrics.get(name) is None
+    }
+
+
+NON_FINITE_REASON = "computed as NaN or Infinity on this trace (no number: a division by zero or an overflow)"
+
+
+def settle_non_finite(doc: dict, computed: dict[str, int] | None = None) -> dict:
+    """The document with every NaN and ±Infinity replaced by null, in place: JSON has no such number and no
+    reader may show one as a figure. Each place one was found (and `computed`, those nulled earlier) is
+    counted in the non_finite_values mark, and a metric's null reason says it. Returns `doc`."""
+    places = dict(computed or {})
+    for key, value in doc.items():
+        if key == "tables" and isinstance(value, dict):
+            _settle_tables(value, places)
+        else:
+            doc[key] = _finite(value, key, places)
+    if places:
+        doc.setdefault("marks", {})[mark.NON_FINITE] = mark.non_finite(places)
+        reasons = doc.setdefault("null_reasons", {})
+        for where in places:
+            name = where.removeprefix("metrics.")
+            if where.startswith("metrics.") and (doc.get("metrics") or {}).get(name) is None:
+                reasons[name] = NON_FINITE_REASON
+    return doc
+
+
+def _finite(value, where: str, places: dict[str, int]):
+    if isinstance(value, float) and not math.isfinite(value):
+        places[where] = places.get(where, 0) + 1
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{where}.{k}", places) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v, f"{where}[]", places) for v in value]
+    return value
+
+
+def _settle_tables(tables: dict, places: dict[str, int]) -> None:
+    """Each table's non-finite cells to null, counted per table and column."""
+    for name, table in tables.items():
+        columns = table.get("columns") or []
+        rows = table.get("rows") or []
+        for r, row in enumerate(rows):
+            bad = [i for i, cell in enumerate(row) if isinstance(cell, float) and not math.isfinite(cell)]
+            for i in bad:
+                where = f"tables.{name}.{columns[i] if i < len(columns) else i}"
+                places[where] = places.get(where, 0) + 1
+            if bad:
+                rows[r] = [None if i in bad else cell for i, cell in enumerate(row)]
 
 
 def _thin_percentiles(per_trial: list[dict], captures: list[TrialCapture | None]) -> dict:
@@ -214,8 +289,6 @@ def _trace_marks(all_marks: dict, last: dict, metrics: dict, thrashing: str | No
     """`all_marks` (the caller's own) with the marks of what the last trial's trace and metrics show."""
     if last.get("damage"):
         all_marks[mark.DAMAGE_MARK] = mark.trace_damaged(last["damage"])
-    if unusable:
-        all_marks[mark.DURATIONS_MARK] = unusable
     if last.get("nesting_cut"):
         all_marks[mark.NESTING_CUT] = mark.nesting_cut(last["nesting_cut"])
     if thrashing:
@@ -274,9 +347,11 @@ def assemble(
     producer: str,
     extra,
     timing: dict | None = None,
+    non_finite: dict[str, int] | None = None,
 ) -> dict:
-    """The one layout of profile.json (docs/SCHEMA.md), for every kind of source; `marks` holds the source's own."""
-    return {
+    """The one layout of profile.json (docs/SCHEMA.md), for every kind of source; `marks` holds the source's own.
+    non_finite: the places NaN or Infinity was computed and nulled before (settle_non_finite)."""
+    doc = {
         **_LAYOUT_VERSIONS,
         "generation": generation,
         "kind": kind,
@@ -305,6 +380,7 @@ def assemble(
         "extra": extra,
         "tables": tables,
     }
+    return settle_non_finite(doc, non_finite)
 
 
 def _public_metrics(metrics: dict, verdict: dict, thrashing: bool | None) -> dict:

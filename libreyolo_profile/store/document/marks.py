@@ -10,7 +10,6 @@ from __future__ import annotations
 # -- marks of any profile (store/document/assemble.py) ------------------------------------------------
 
 DAMAGE_MARK = "trace_damaged"  # what reading the trace repaired, left out or recovered; repeated on every read
-DURATIONS_MARK = "durations_unusable"
 CPU_PROFILE = "cpu_profile"
 TINY_WINDOW = "tiny_window"
 THRASHING = "thrashing"
@@ -42,6 +41,7 @@ def trace_damaged(notes: list[str]) -> str:
 
 
 def durations_unusable(total: int) -> str:
+    """Not a mark: why a trace is refused (store/document/assemble.py), said in one place all the same."""
     return (
         f"none of the trace's {total:,} duration events has a usable duration (each is negative, NaN, zero or "
         "missing): step times, utilization and shares cannot be computed"
