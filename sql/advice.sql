@@ -1,15 +1,17 @@
 -- advice.sql — the catalogue of advice, each rule fired only by evidence in this profile.
 -- requires: intervals.sql, ingest.sql, blame.sql, roofline_costs.sql, roofline.sql
+-- inputs: roofline_device_input (the trace's deviceProperties; store/ingest/analyse.py registers it)
 --
 -- Answers: what in this trace triggers a specific piece of advice, with its figures, and how much of the
 -- step the advice would give back (at most the time the triggering work held the step, from the blame;
 -- each rule says in saving_basis how it estimates it: a rate from this profile, the device's peaks, or the
 -- blamed time itself).
 -- Binds: nothing. Reads the tables sql/ingest.sql and sql/blame.sql build (placed_ops, placed_activity,
--- placed_runtime, measurement_window, profile_kind, blame_rows, blame_pieces, blame_copy_calls, blame_windows,
+-- placed_runtime, memory_events, measurement_window, profile_kind, blame_rows, blame_pieces, blame_copy_calls, blame_windows,
 -- host_annotations) and sql/roofline.sql (roofline_costs, roofline_device_peak).
 -- Creates advice_findings: one row per rule that fired; store/document/verdict.py picks the finding of the
--- verdict's own bound for next_step (sql/metrics.sql hands them over as the `advice` column).
+-- verdict's own bound for next_step (sql/metrics.sql hands them over as the `advice` column), and
+-- accelerator_declared (whether the trace shows an accelerator at work but recorded no device work of it).
 -- Every rule is tested on a synthetic trace (tests/test_advice.py).
 
 -- advice_rules: the catalogue (what each rule looks for is its CTE below).
@@ -34,7 +36,40 @@ INSERT INTO advice_rules VALUES
     ('tiny_launch_bound_kernels', 'host-launch',
      'launch fewer, larger kernels: capture the step in a CUDA graph (torch.compile mode="reduce-overhead"), fuse with torch.compile, or raise --batch'),
     ('exposed_ddp_communication', 'communication',
-     'overlap the all-reduce with backward: a larger DDP bucket_cap_mb (fewer, fuller buckets), gradient_as_bucket_view=True, and no sync between backward and the optimizer step');
+     'overlap the all-reduce with backward: a larger DDP bucket_cap_mb (fewer, fuller buckets), gradient_as_bucket_view=True, and no sync between backward and the optimizer step'),
+    -- the host-side verdicts of a GPU run whose device work was not recorded: "use a GPU" would be wrong there
+    ('no_device_events', 'cpu-compute,cpu-overhead',
+     'profile again with the device activity recorded (torch.profiler activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], or the accelerator''s own activity; CUPTI tracing, not counter/range profiling): this verdict reads only the host, and its ops ran on the device');
+
+-- advice_accelerator_ops: host ops that run only when an accelerator does the work (their kernels' launches
+-- unrecorded with the device activity): cuDNN/MIOpen entry points, CUDA-only attention, c10d's NCCL ranges.
+CREATE OR REPLACE TEMP TABLE advice_accelerator_ops (
+    pattern VARCHAR,  -- RE2 regular expression over the op name, case-insensitive
+    source  VARCHAR   -- where the names come from
+);
+INSERT INTO advice_accelerator_ops VALUES
+    ('^aten::_?(cudnn|miopen)_', 'PyTorch native_functions.yaml: aten::cudnn_convolution, cudnn_batch_norm, miopen_convolution, _cudnn_rnn …'),
+    ('^aten::_(efficient_attention|flash_attention)_(forward|backward)$', 'PyTorch SDPA CUDA/ROCm backends (the CPU one is _scaled_dot_product_flash_attention_for_cpu)'),
+    ('^(nccl|rccl):', 'c10d ProcessGroupNCCL record_function ranges (nccl:all_reduce …)');
+
+-- accelerator_declared: whether the trace shows an accelerator at work although it holds no device work at all
+-- (no kernel, copy or memset: the device activity was off, or CUPTI ran in counter mode). The evidence of work:
+-- device runtime/driver calls (cuda/hip/xpu/mtia…_runtime events, sql/events.sql), allocator events on a
+-- device, or ops only an accelerator runs. deviceProperties alone are not: Kineto writes them on every CUDA
+-- build, so a CPU-only run on a GPU machine has them too (they are quoted, not counted). Such a trace is no CPU
+-- profile: its host-side verdict carries the caveat (store/document/assemble.py marks it no_device_events).
+CREATE OR REPLACE TEMP TABLE accelerator_declared AS
+WITH devices AS (SELECT count(*) AS n, string_agg(DISTINCT name, ', ' ORDER BY name) AS names FROM roofline_device_input),
+calls AS (SELECT count(*) AS n, string_agg(DISTINCT name, ', ' ORDER BY name) AS names FROM placed_runtime),
+allocations AS (SELECT count(*) AS n FROM memory_events WHERE mem_device_type > 0),
+ops AS (
+    SELECT count(*) AS n, string_agg(DISTINCT o.name, ', ' ORDER BY o.name) AS names FROM placed_ops o
+    WHERE EXISTS (SELECT 1 FROM advice_accelerator_ops a WHERE regexp_matches(o.name, '(?i)' || a.pattern))
+)
+SELECT d.n AS devices, d.names AS device_names, c.n AS device_runtime_calls, c.names AS runtime_call_names,
+       a.n AS device_allocations, o.n AS accelerator_ops, o.names AS accelerator_op_names,
+       (c.n > 0 OR a.n > 0 OR o.n > 0) AND NOT EXISTS (SELECT 1 FROM placed_activity) AS without_device_events
+FROM devices d, calls c, allocations a, ops o;
 
 -- per_unit(text): the text with "per step" said "per call" in an inference profile (its step is one call)
 CREATE OR REPLACE TEMP MACRO per_unit(txt) AS
@@ -261,10 +296,23 @@ ddp AS (
     FROM placed_activity WHERE kind = 'kernel' AND category = 'communication' AND regexp_matches(name, '(?i)all_?reduce')
     HAVING count(*) > 0 AND coalesce((SELECT ns FROM blamed WHERE cause = 'communication'), 0) > 0
 ),
+-- an accelerator declared, no device work recorded: the saving is unknown (the device's time was not recorded)
+no_device AS (
+    SELECT 'no_device_events' AS rule,
+           'the trace shows an accelerator at work — ' || concat_ws(', ',
+               CASE WHEN device_runtime_calls > 0 THEN format('{} device runtime calls ({})', device_runtime_calls, left(runtime_call_names, 120)) END,
+               CASE WHEN device_allocations > 0 THEN format('{} allocator events on a device', device_allocations) END,
+               CASE WHEN accelerator_ops > 0 THEN format('{} ops only an accelerator runs ({})', accelerator_ops, left(accelerator_op_names, 120)) END)
+           || coalesce(format(' on {} ({} in its deviceProperties)', device_names, devices), '')
+           || ' — but holds no kernel, copy or memset' AS evidence,
+           NULL::DOUBLE AS saving_ms,
+           'not measurable: the trace holds none of the device''s time' AS saving_basis
+    FROM accelerator_declared WHERE without_device_events
+),
 fired AS (
     SELECT * FROM batchnorm UNION ALL SELECT * FROM slow_conv UNION ALL SELECT * FROM fp32_conv
     UNION ALL SELECT * FROM blocking UNION ALL SELECT * FROM dataloader UNION ALL SELECT * FROM scalar_reads
-    UNION ALL SELECT * FROM tiny_kernels UNION ALL SELECT * FROM ddp
+    UNION ALL SELECT * FROM tiny_kernels UNION ALL SELECT * FROM ddp UNION ALL SELECT * FROM no_device
 ),
 -- an inference profile's step is one call: its figures say so, as every reader of it does
 worded AS (

@@ -261,3 +261,40 @@ def test_batchnorm_on_a_gpu_saves_the_time_its_kernels_held_the_device(tmp_path)
         "projected saving at most 0.09 ms per profiled call (88.0% of it: the time its BatchNorm kernels held the "
         "device with no GEMM/conv beside them, which folding removes)" in verdict["next_step"]
     ), verdict["next_step"]
+
+
+# issue 49: a GPU run whose device activity was not recorded. One 100 µs step: aten::conv2d [0,90) over
+# aten::cudnn_convolution [5,85), which launched a kernel (cudaLaunchKernel [10,14)) the trace does not hold.
+GPU_UNRECORDED = STEP + [
+    op("aten::conv2d", 0, 90),
+    op("aten::cudnn_convolution", 5, 80),
+    runtime("cudaLaunchKernel", 10, 4, 1),
+]
+
+
+@pytest.mark.parametrize(
+    "events, evidence",
+    [
+        (GPU_UNRECORDED, "1 device runtime calls (cudaLaunchKernel)"),
+        # activities=[CPU] only: no runtime call either, the cuDNN op is what shows the device at work
+        ([e for e in GPU_UNRECORDED if e.get("cat") != "cuda_runtime"], "1 ops only an accelerator runs"),
+    ],
+    ids=["runtime calls", "ops only"],
+)
+def test_a_gpu_run_without_device_events_is_no_cpu_profile(events, evidence, tmp_path):
+    doc = cli_json("summary", str(write_trace(tmp_path / "unrecorded.json", events, [A100])))
+    marks, verdict = doc["marks"], doc["verdict"]
+    assert "cpu_profile" not in marks and "no_device_events" in marks, marks
+    assert evidence in marks["no_device_events"] and "NVIDIA A100-SXM4-40GB" in marks["no_device_events"]
+    # a host-side verdict whose next step is to record the device, never "use … a GPU"
+    assert verdict["bound"] in ("cpu-compute", "cpu-overhead"), verdict
+    assert verdict["evidence"].get("advice_rule") == "no_device_events", verdict
+    assert "profile again with the device activity recorded" in verdict["next_step"]
+    assert "a GPU" not in verdict["next_step"], verdict["next_step"]
+
+
+def test_device_properties_alone_leave_a_cpu_profile(tmp_path):
+    """Kineto writes deviceProperties on any CUDA build: a CPU run on a GPU machine is still a CPU profile."""
+    events = STEP + [op("aten::conv2d", 0, 90), op("aten::mkldnn_convolution", 5, 80)]
+    marks = cli_json("summary", str(write_trace(tmp_path / "cpu.json", events, [A100])))["marks"]
+    assert "cpu_profile" in marks and "no_device_events" not in marks, marks

@@ -15,7 +15,7 @@ from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
-from libreyolo_profile.store.document.verdict import decide
+from libreyolo_profile.store.document.verdict import advice_findings, decide
 from libreyolo_profile.store.document.window import PROFILED_RUNS
 from libreyolo_profile.store.ingest.analyse import OPTIONAL_SECTIONS, ROOFLINE_METRICS
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
@@ -402,9 +402,13 @@ def _window(metrics: dict, window_source, images_per_step_source) -> dict:
 
 
 def _with_shared_marks(marks: dict, device_type: str, metrics: dict, kind: str) -> dict:
-    """The source's own marks plus the ones every profile shares: a CPU profile, a tiny window."""
+    """The source's own marks plus the ones every profile shares: a CPU profile (no accelerator present), or
+    an accelerator declared whose device work was not recorded (sql/advice.sql's no_device_events), a tiny window."""
     all_marks = dict(marks)
-    if is_cpu_profile({"device_type": device_type}):
+    unrecorded = [f["evidence"] for f in advice_findings(metrics) if f["rule"] == mark.NO_DEVICE_EVENTS]
+    if unrecorded:
+        all_marks[mark.NO_DEVICE_EVENTS] = mark.no_device_events(unrecorded[0])
+    elif is_cpu_profile({"device_type": device_type}):
         all_marks[mark.CPU_PROFILE] = mark.cpu_profile()
     steps, wall_ms = metrics.get("steps") or 0, metrics.get("window_ms") or 0
     # an inference call repeats the same work: its attribution settles within infer's default window

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 DAMAGE_MARK = "trace_damaged"  # what reading the trace repaired, left out or recovered; repeated on every read
 CPU_PROFILE = "cpu_profile"
+NO_DEVICE_EVENTS = "no_device_events"  # an accelerator declared, its device work not recorded (sql/advice.sql)
 TINY_WINDOW = "tiny_window"
 THRASHING = "thrashing"
 KIND_INFERRED = "kind_inferred"
@@ -52,6 +53,14 @@ def cpu_profile() -> str:
     return (
         "CPU profile: GPU figures (utilization, Tensor Cores, VRAM, kernels) do not apply; "
         "see `ops` for where the time goes"
+    )
+
+
+def no_device_events(evidence: str) -> str:
+    return (
+        f"no device events: {evidence}. The device activity was not recorded (ProfilerActivity.CUDA off, or "
+        "CUPTI in counter mode): GPU figures (utilization, kernels, Tensor Cores) are unknown and the verdict "
+        "reads only the host"
     )
 
 
