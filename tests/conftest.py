@@ -6,17 +6,21 @@ import gc
 import io
 import json
 import os
-import shutil
 import subprocess as _subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests import trace_analyses
+from tests.trace_analyses import AnalysedTraces
 from tests.zygote import WORKER_ZYGOTE
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = REPO.parent / "shared" / "traces"
+# the real traces: ../shared/traces beside the checkout, or wherever LIBREYOLO_PROFILE_TRACES points
+TRACES = Path(os.environ.get("LIBREYOLO_PROFILE_TRACES") or REPO.parent / "shared" / "traces").absolute()
+# what a trace file's name ends with (Kineto writes *.pt.trace.json, often gzipped)
+TRACE_SUFFIXES = (".json", ".json.gz")
 ON_CI = os.environ.get("CI", "").lower() == "true"
 
 # The suite runs a test file per core (pytest-xdist) and many files measure real models: torch's OpenMP
@@ -50,6 +54,27 @@ def require_traces() -> Path:
     return TRACES
 
 
+def trace_files(root: Path | None = None) -> list[Path]:
+    """Every trace file under `root` (the traces folder), at any depth, in a stable order: a file dropped in
+    is one more; a job's ranks are traces too. Empty where the folder is absent."""
+    root = TRACES if root is None else root
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*") if p.name.endswith(TRACE_SUFFIXES) and p.is_file())
+
+
+def job_folders(root: Path | None = None) -> list[Path]:
+    """Every multi-rank job under the traces folder: each folder inside `multirank/` (its traces are the
+    ranks of one job)."""
+    jobs = (TRACES if root is None else root) / "multirank"
+    return sorted(p for p in jobs.iterdir() if p.is_dir() and trace_files(p)) if jobs.is_dir() else []
+
+
+def trace_id(path: Path) -> str:
+    """A trace's test id: its path under the traces folder."""
+    return path.relative_to(TRACES).as_posix() if path.is_relative_to(TRACES) else path.name
+
+
 def require_module(name: str, extra: str):
     """An optional dependency, imported: skipped where absent, a failure under CI=true (it installs every extra)."""
     import importlib
@@ -68,101 +93,26 @@ def traces_dir() -> Path:
 
 
 @pytest.fixture
-def trace(traces_dir):
+def trace(traces_dir, private_cache):
     """A shared trace by name; the test's cache holds its analysis unless it is marked `cold_cache`
     (private_cache)."""
 
     def named(name: str) -> Path:
-        path = traces_dir / (name if name.endswith(".gz") or name.endswith(".json") else f"{name}.json.gz")
+        path = traces_dir / (name if name.endswith(TRACE_SUFFIXES) else f"{name}.json.gz")
         if not path.is_file():
             pytest.fail(f"missing shared trace {path}")
+        if trace_analyses.CURRENT is not None and private_cache.resolve() in trace_analyses.CURRENT.caches:
+            trace_analyses.CURRENT.provide(path, private_cache)
         return path
 
     return named
 
 
-class AnalysedTraces:
-    """The shared traces analysed by the product itself (`summary`), each once per session (per xdist
-    worker), all of them before the first test that does not want a cold cache: every test's private
-    cache starts with them (copy_into), instead of paying 1-3 s per trace per test (a test reading a shared
-    trace by its path, not through the `trace` fixture, analysed it again: 115 analyses, 152 s of CPU, in
-    one suite). So do the entries measuring commands remember (a model's FLOP count, the CPU's roof:
-    measure/remembered.py), gathered from each test's cache after it: ~1 s of every CPU measurement
-    otherwise. A test that needs the cache empty is marked `cold_cache`."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.done: set[Path] = set()
-
-    def analyse_shared(self) -> None:
-        """Every shared trace at the top of ../shared/traces (a job's ranks are imported, not summarised)."""
-        for path in sorted(TRACES.glob("*.json.gz")) if TRACES.is_dir() else ():
-            self.analyse(path)
-
-    def seeded(self, cache: Path) -> Path:
-        """`cache` (an XDG_CACHE_HOME) holding the shared traces analysed."""
-        self.copy_into(cache)
-        return cache
-
-    def document(self, path: Path) -> dict:
-        """The profile document the product's analysis of a trace wrote in the cache."""
-        from libreyolo_profile.store.disk.cache import trace_key
-
-        self.analyse(path)
-        return json.loads((self.entries / trace_key(path) / "profile.json").read_text())
-
-    @property
-    def entries(self) -> Path:
-        return self.root / "libreyolo-profile" / "traces"
-
-    def analyse(self, path: Path) -> None:
-        if path in self.done:
-            return
-        result = run_cli_in_process("summary", str(path), "--json", env={"XDG_CACHE_HOME": str(self.root)})
-        assert result.returncode == 0, result.stderr
-        self.done.add(path)
-
-    def copy_into(self, cache: Path) -> None:
-        # the analyses' files linked, not copied (4 ms a test instead of 25): the product replaces a cache
-        # entry whole through a rename and never writes into one, so a test's cache never changes them here
-        if self.entries.is_dir():
-            shutil.copytree(
-                self.entries, cache / "libreyolo-profile" / "traces", dirs_exist_ok=True, copy_function=_link_or_copy
-            )
-        for area in REMEMBERED_AREAS:
-            _copy_entries(self.root / "libreyolo-profile" / area, cache / "libreyolo-profile" / area)
-
-    def gather_remembered(self, cache: Path) -> None:
-        for area in REMEMBERED_AREAS:
-            _copy_entries(cache / "libreyolo-profile" / area, self.root / "libreyolo-profile" / area)
-
-
-REMEMBERED_AREAS = ("flops", "cpu_peak")
-
-
-def _link_or_copy(source: str, target: str) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copy2(source, target)
-
-
-def _copy_entries(source: Path, target: Path) -> None:
-    """The regular *.json files of `source` into `target` (a test may plant links or other files there, or
-    leave its cache unreadable: then nothing is shared, which only costs the next test a measurement)."""
-    try:
-        for entry in source.glob("*.json") if source.is_dir() else ():
-            if entry.is_file() and not entry.is_symlink():
-                target.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(entry, target / entry.name)
-    except OSError:
-        pass
-
-
 @pytest.fixture(scope="session")
 def analysed_traces(tmp_path_factory) -> AnalysedTraces:
-    analysed = AnalysedTraces(tmp_path_factory.mktemp("analysed-traces"))
-    analysed.analyse_shared()
+    """This worker's analyses of the traces, made as tests ask for them (tests/trace_analyses.py)."""
+    analysed = AnalysedTraces(tmp_path_factory.mktemp("analysed-traces"), TRACES, run_cli_in_process)
+    trace_analyses.CURRENT = analysed
     # what the worker holds by now (the collected tests, the readers' imports) lives until it exits: frozen,
     # the collector's full passes stop rescanning it (they took ~2 % of the in-process readers' test time)
     gc.freeze()
@@ -172,14 +122,15 @@ def analysed_traces(tmp_path_factory) -> AnalysedTraces:
 @pytest.fixture(scope="session")
 def reader_cache_env(analysed_traces, tmp_path_factory) -> dict:
     """The environment of a reader cache the compare, what-if and gate tests share across their files
-    (they read the same traces and their trials again and again), starting with the shared traces analysed."""
+    (they read the same traces and their trials again and again); it takes the traces' analyses on demand."""
     return {"XDG_CACHE_HOME": str(analysed_traces.seeded(tmp_path_factory.mktemp("compare-what-if-cache")))}
 
 
 @pytest.fixture(autouse=True)
 def private_cache(request, tmp_path_factory, monkeypatch):
     """Every test gets its own reader cache, so nothing leaks into ~/.cache and no test sees another's
-    derived files: only what AnalysedTraces shares (the shared traces' analyses, the remembered entries)."""
+    derived files: only what AnalysedTraces shares (the analyses of the traces it reads, the remembered
+    entries)."""
     cache = tmp_path_factory.mktemp("xdg-cache")
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     if request.node.get_closest_marker("cold_cache") is not None:
@@ -187,7 +138,7 @@ def private_cache(request, tmp_path_factory, monkeypatch):
         return
     analysed = request.getfixturevalue("analysed_traces")
     yield analysed.seeded(cache)
-    analysed.gather_remembered(cache)
+    analysed.release(cache)
 
 
 # The readers answer in-process (Typer's app called as `python -m libreyolo_profile` would call it, with
@@ -253,6 +204,8 @@ def run_cli(
 ) -> _subprocess.CompletedProcess:
     """The real CLI: `python -m libreyolo_profile …`, in this process for the readers, forked from the warm
     parent for the measurements and imports, else a fresh interpreter (always one with subprocess=True)."""
+    if args and args[0] in IN_PROCESS_COMMANDS and trace_analyses.CURRENT is not None:
+        trace_analyses.CURRENT.provide_for(args, cwd, env)
     if not (subprocess or ALWAYS_SUBPROCESS) and args and args[0] in IN_PROCESS_COMMANDS:
         return run_cli_in_process(*args, cwd=cwd, env=env)
     full_env = dict(os.environ)
