@@ -79,3 +79,25 @@ def test_a_command_past_its_timeout_is_killed_and_the_parent_serves_on(tmp_path)
     with pytest.raises(subprocess.TimeoutExpired):
         WORKER_ZYGOTE.run(endless, tmp_path, dict(os.environ, LIBREYOLO_PROFILE_OFFLINE="1"), timeout=3)
     assert WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, dict(os.environ), timeout=120).returncode == 0
+
+
+def test_a_handshake_timeout_leaves_no_stale_reply_for_the_next_command(tmp_path, monkeypatch):
+    """Issue 51: one handshake past its timeout on a loaded machine left the parent's reply in the pipe, and
+    every later command of the worker read the reply meant for the one before it. The timed-out parent is
+    discarded: the next command gets its own answer from a fresh one."""
+    from tests.zygote import Zygote
+
+    real_line = Zygote._line
+
+    def slow_handshake(self, proc, timeout):
+        monkeypatch.setattr(Zygote, "_line", real_line)  # once: the reply arrives, but too late
+        raise subprocess.TimeoutExpired("zygote", timeout)
+
+    monkeypatch.setattr(Zygote, "_line", slow_handshake)
+    with pytest.raises(subprocess.TimeoutExpired):
+        WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, dict(os.environ), timeout=120)
+    env = dict(os.environ, LIBREYOLO_PROFILE_OFFLINE="1")
+    after = WORKER_ZYGOTE.run(["import", "no/such/trace.json", "--project", "out"], tmp_path, env, timeout=120)
+    expected = fresh(["import", "no/such/trace.json", "--project", "out"], tmp_path, env)
+    assert (after.returncode, after.stderr) == (expected.returncode, expected.stderr) != (0, "")
+    assert WORKER_ZYGOTE.run(["summary", "--help"], tmp_path, dict(os.environ), timeout=120).returncode == 0

@@ -93,6 +93,7 @@ class Zygote:
                 env=dict(self.env, PYTHONPATH=os.pathsep.join(path)),
                 cwd=REPO,
                 preexec_fn=_default_signals,
+                start_new_session=True,  # its own process group: discard() kills it with every child it forked
             )
         return self.proc
 
@@ -110,16 +111,24 @@ class Zygote:
         with self.lock, tempfile.TemporaryDirectory(prefix="zygote-") as streams:
             out, err = Path(streams) / "stdout", Path(streams) / "stderr"
             request = {"args": args, "cwd": str(cwd or os.getcwd()), "env": env, "stdout": str(out), "stderr": str(err)}
-            proc = self._start()
-            proc.stdin.write(json.dumps(request).encode() + b"\n")
-            proc.stdin.flush()
-            pid = json.loads(self._line(proc, 60))["pid"]
+            proc, status = self._start(), None
             try:
-                status = json.loads(self._line(proc, timeout))["status"]
-            except subprocess.TimeoutExpired:
-                os.kill(pid, signal.SIGKILL)
-                self._line(proc, 60)
-                raise subprocess.TimeoutExpired(argv, timeout) from None
+                proc.stdin.write(json.dumps(request).encode() + b"\n")
+                proc.stdin.flush()
+                # a parent started just now answers once its imports are done: on a loaded machine that can
+                # take longer than any command
+                pid = json.loads(self._line(proc, max(60.0, timeout)))["pid"]
+                try:
+                    status = json.loads(self._line(proc, timeout))["status"]
+                except subprocess.TimeoutExpired:
+                    os.kill(pid, signal.SIGKILL)
+                    self._line(proc, 60)  # the killed child's status: nothing is owed any more, the parent serves on
+            except BaseException:
+                # a reply still owed would answer the next request: no later request reads this pipe
+                self.discard()
+                raise
+            if status is None:
+                raise subprocess.TimeoutExpired(argv, timeout)
             code = os.waitstatus_to_exitcode(status)
             return subprocess.CompletedProcess(argv, code, _read(out), _read(err))
 
@@ -142,8 +151,23 @@ class Zygote:
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                self.discard()
+        self.proc = None
+
+    def discard(self) -> None:
+        """The parent and every process it forked killed at once (they share its process group), so the next
+        request starts a fresh parent with an empty pipe."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
         self.proc = None
 
 
