@@ -1,11 +1,19 @@
 -- runtime_calls.sql — what each host runtime call means for the analysis.
 --
 -- Answers: is this CUDA/HIP runtime or driver call a launch (it queues device work), a
--- synchronization (the host blocks until the device catches up), or an allocation?
--- Binds: nothing. Creates: runtime_call_roles (a call not listed has role 'other') and launch_roles.
+-- synchronization (the host blocks until the device catches up), an allocation, a one-time set-up
+-- (startup), code loading (module_load) or a cheap query of the device or stream (query)?
+-- Binds: nothing. Creates: runtime_call_roles (exact names), runtime_call_role_patterns (families of
+-- names), runtime_call_role(name) (the lookup: the exact name first, then the first family, else 'other')
+-- and launch_roles.
+-- Exact names win over families: hipModuleLaunchKernel and hipExtModuleLaunchKernel are ROCm's ordinary
+-- launches (PyTorch's and Tensile's kernels go through them), not module loading, though "module" is in
+-- their names; a device-properties query is a query whenever it is called (ROCm's
+-- hipGetDevicePropertiesR0600 runs every step in MI300 traces), not start-up.
 CREATE OR REPLACE TEMP TABLE runtime_call_roles (
     name VARCHAR,  -- exact runtime/driver API name as Kineto records it
     role VARCHAR   -- kernel_launch | graph_launch | memcpy_async | memset_async | sync | malloc | free
+                   -- | startup | module_load | query
 );
 INSERT INTO runtime_call_roles VALUES
     ('cudaLaunchKernel', 'kernel_launch'), ('cudaLaunchKernelExC', 'kernel_launch'),
@@ -27,6 +35,36 @@ INSERT INTO runtime_call_roles VALUES
     ('hipMemcpy', 'sync'), ('hipMemcpyWithStream', 'sync'), ('hipMemset', 'sync'),
     ('cudaMalloc', 'malloc'), ('cudaMallocAsync', 'malloc'), ('cuMemAlloc_v2', 'malloc'), ('hipMalloc', 'malloc'), ('hipExtMallocWithFlags', 'malloc'),
     ('cudaFree', 'free'), ('cudaFreeAsync', 'free'), ('cuMemFree_v2', 'free'), ('hipFree', 'free');
+
+-- runtime_call_role_patterns: the families of calls no exact name lists, first match wins (case-insensitive RE2).
+-- Names from the CUDA runtime/driver API and HIP references and the shared traces (cudaStreamCreateWithFlags,
+-- cudaGetFuncBySymbol, hipGetDevicePropertiesR0600, hipStreamGetDevice, cudaOccupancy…WithFlags).
+CREATE OR REPLACE TEMP TABLE runtime_call_role_patterns (
+    rule_order INTEGER,  -- evaluation order, lowest first
+    role       VARCHAR,  -- a role of runtime_call_roles
+    pattern    VARCHAR,  -- RE2 regular expression over the call name, case-insensitive
+    source     VARCHAR   -- what the family is
+);
+INSERT INTO runtime_call_role_patterns VALUES
+    (10, 'query', '(getdeviceproperties|devicegetattribute|getdevicecount|getdevice$|streamgetdevice|drivergetversion'
+                  || '|runtimegetversion|funcgetattributes|pointergetattributes|occupancy|streamgetpriority'
+                  || '|devicegetstreampriorityrange|streamiscapturing|streamgetcaptureinfo|getlasterror|peekatlasterror'
+                  || '|eventquery|streamquery|memgetinfo)',
+        'queries of the device, a stream, a pointer or a function: host work, at set-up or in every step alike'),
+    (20, 'startup', '(streamcreate|eventcreate|ctxcreate|ctxsetcurrent|deviceprimaryctx|create_?handle'
+                    || '|(cublas|cublaslt|cudnn|cusparse|cufft|curand|nccl|miopen|rocblas|hipblas(lt)?)create'
+                    || '|cudasetdevice|hipsetdevice|cuinit|hipinit|comminit)',
+        'creating what the device needs once: streams, events, contexts, library handles, communicators'),
+    (30, 'module_load', '(module(load|getfunction|getglobal|unload)|culibrary|librarygetkernel|getfunc|registerfatbinary'
+                        || '|registerfunction)',
+        'loading device code: cu/hipModuleLoad*, cuLibrary*, cudaGetFuncBySymbol (lazy loading)');
+
+-- runtime_call_role(name): the role of one runtime/driver call.
+CREATE OR REPLACE TEMP MACRO runtime_call_role(call_name) AS coalesce(
+    (SELECT r.role FROM runtime_call_roles r WHERE r.name = call_name),
+    (SELECT p.role FROM runtime_call_role_patterns p WHERE regexp_matches(call_name, '(?i)' || p.pattern)
+     ORDER BY p.rule_order LIMIT 1),
+    'other');
 
 -- launch_roles: the roles that count as a launch (the call queues device work): launches per step,
 -- per phase and per step row all count these.

@@ -240,3 +240,49 @@ def test_every_rule_says_where_it_comes_from(con):
 def test_embedding_counts_as_memory_bound_and_attention_not_as_gemm(con):
     shares = dict(con.execute("SELECT category, share FROM kernel_category_shares").fetchall())
     assert shares["embedding"] == "memory_bound_pct" and "attention" not in shares and shares["gemm"] == "gemm_pct"
+
+
+# Runtime call roles (sql/runtime_calls.sql, issue 49): ROCm's launches are launches although "Module" is in their
+# names, and a device-properties query is a query in every step, not start-up. Names from the shared traces
+# (corpus/mi300__*: hipExtModuleLaunchKernel, hipModuleLaunchKernel, hipGetDevicePropertiesR0600,
+# hipStreamGetDevice; the CUDA ones from the h100/b200 traces) and the CUDA driver/HIP module APIs.
+ROLES = [
+    ("hipExtModuleLaunchKernel", "kernel_launch"),
+    ("hipModuleLaunchKernel", "kernel_launch"),
+    ("hipLaunchKernel", "kernel_launch"),
+    ("hipGraphLaunch", "graph_launch"),
+    ("cuLaunchKernelEx", "kernel_launch"),
+    ("hipGetDevicePropertiesR0600", "query"),
+    ("hipStreamGetDevice", "query"),
+    ("cudaGetDeviceProperties", "query"),
+    ("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "query"),
+    ("cudaStreamIsCapturing", "query"),
+    ("cudaStreamCreateWithFlags", "startup"),
+    ("cublasCreate_v2", "startup"),
+    ("hipModuleLoadData", "module_load"),
+    ("cuModuleGetFunction", "module_load"),
+    ("cuLibraryLoadData", "module_load"),
+    ("cudaGetFuncBySymbol", "module_load"),
+    ("cudaStreamWaitEvent", "other"),
+]
+
+
+@pytest.fixture(scope="module")
+def roles():
+    connection = duckdb.connect()
+    connection.execute(sql_text("runtime_calls.sql"))
+    yield connection
+    connection.close()
+
+
+@pytest.mark.parametrize("name, role", ROLES)
+def test_runtime_call_role(roles, name, role):
+    assert roles.execute("SELECT runtime_call_role($n)", {"n": name}).fetchone()[0] == role
+
+
+def test_a_family_of_names_never_makes_a_launch(roles):
+    """Launches are listed by exact name only: a family pattern ("module") must not turn one into something
+    else, nor an unlisted call into a launch; each family says what it is."""
+    rows = roles.execute("SELECT role, source FROM runtime_call_role_patterns").fetchall()
+    launch = {r for (r,) in roles.execute("SELECT role FROM launch_roles").fetchall()}
+    assert rows and all(role not in launch and source for role, source in rows)
