@@ -17,39 +17,41 @@
 CREATE OR REPLACE TEMP TABLE device_models AS
 SELECT * FROM (VALUES
     -- (priority, model, name regex, min memory GiB, max memory GiB, multiprocessors (NULL: any),
-    --  HBM/GDDR bandwidth TB/s, source of the bandwidth)
-    (10, 'V100S PCIe',     '(?i)(^|[^a-z0-9])V100S([^a-z0-9]|$)', 0, 1e9, NULL, 1.134, 'NVIDIA V100S datasheet: 1134 GB/s HBM2'),
-    (11, 'V100 SXM2',      '(?i)(^|[^a-z0-9])V100-(SXM2|DGXS)', 0, 1e9, NULL, 0.900, 'NVIDIA Tesla V100 GPU datasheet (V100 SXM2; DGX Station uses SXM2 parts): 900 GB/s HBM2'),
-    (12, 'V100 PCIe',      '(?i)(^|[^a-z0-9])V100([^a-z0-9]|$)', 0, 1e9, NULL, 0.900, 'NVIDIA Tesla V100 GPU datasheet (V100 PCIe): 900 GB/s HBM2'),
-    (20, 'A100 PCIe 80GB', '(?i)(^|[^a-z0-9])A100([^a-z0-9].*)?PCIE', 48, 1e9, NULL, 1.935, 'NVIDIA A100 Tensor Core GPU datasheet (A100 80GB PCIe): 1,935 GB/s HBM2e'),
-    (21, 'A100 SXM4 80GB', '(?i)(^|[^a-z0-9])A100([^a-z0-9]|$)', 48, 1e9, NULL, 2.039, 'NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM): 2,039 GB/s HBM2e'),
-    (22, 'A100 40GB',      '(?i)(^|[^a-z0-9])A100([^a-z0-9]|$)', 0, 48, NULL, 1.555, 'NVIDIA A100 Tensor Core GPU datasheet (A100 40GB PCIe and SXM): 1,555 GB/s HBM2'),
-    (30, 'H100 NVL',       '(?i)(^|[^a-z0-9])H100 NVL',     0, 1e9, NULL, 3.900, 'NVIDIA H100 Tensor Core GPU datasheet (H100 NVL): 3.9 TB/s HBM3'),
-    (31, 'H100 PCIe',      '(?i)(^|[^a-z0-9])H100([^a-z0-9].*)?PCIE', 0, 1e9, NULL, 2.000, 'NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe): 2 TB/s HBM2e'),
-    (32, 'H100 SXM',       '(?i)(^|[^a-z0-9])H100([^a-z0-9]|$)', 0, 1e9, NULL, 3.350, 'NVIDIA H100 Tensor Core GPU datasheet (H100 SXM): 3.35 TB/s HBM3'),
+    --  HBM/GDDR bandwidth TB/s, source of the bandwidth, on-chip last-level cache MiB, its source (NULL: no
+    --  published figure here). Data a previous op left in that cache is read without touching DRAM: the
+    --  roofline's above-roof cause, which sql/roofline_models.sql roofline_device_caches held until now)
+    (10, 'V100S PCIe',     '(?i)(^|[^a-z0-9])V100S([^a-z0-9]|$)', 0, 1e9, NULL, 1.134, 'NVIDIA V100S datasheet: 1134 GB/s HBM2', 6, 'NVIDIA Tesla V100 GPU architecture whitepaper: 6,144 KB L2'),
+    (11, 'V100 SXM2',      '(?i)(^|[^a-z0-9])V100-(SXM2|DGXS)', 0, 1e9, NULL, 0.900, 'NVIDIA Tesla V100 GPU datasheet (V100 SXM2; DGX Station uses SXM2 parts): 900 GB/s HBM2', 6, 'NVIDIA Tesla V100 GPU architecture whitepaper: 6,144 KB L2'),
+    (12, 'V100 PCIe',      '(?i)(^|[^a-z0-9])V100([^a-z0-9]|$)', 0, 1e9, NULL, 0.900, 'NVIDIA Tesla V100 GPU datasheet (V100 PCIe): 900 GB/s HBM2', 6, 'NVIDIA Tesla V100 GPU architecture whitepaper: 6,144 KB L2'),
+    (20, 'A100 PCIe 80GB', '(?i)(^|[^a-z0-9])A100([^a-z0-9].*)?PCIE', 48, 1e9, NULL, 1.935, 'NVIDIA A100 Tensor Core GPU datasheet (A100 80GB PCIe): 1,935 GB/s HBM2e', 40, 'NVIDIA A100 Tensor Core GPU architecture whitepaper: 40 MB L2'),
+    (21, 'A100 SXM4 80GB', '(?i)(^|[^a-z0-9])A100([^a-z0-9]|$)', 48, 1e9, NULL, 2.039, 'NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM): 2,039 GB/s HBM2e', 40, 'NVIDIA A100 Tensor Core GPU architecture whitepaper: 40 MB L2'),
+    (22, 'A100 40GB',      '(?i)(^|[^a-z0-9])A100([^a-z0-9]|$)', 0, 48, NULL, 1.555, 'NVIDIA A100 Tensor Core GPU datasheet (A100 40GB PCIe and SXM): 1,555 GB/s HBM2', 40, 'NVIDIA A100 Tensor Core GPU architecture whitepaper: 40 MB L2'),
+    (30, 'H100 NVL',       '(?i)(^|[^a-z0-9])H100 NVL',     0, 1e9, NULL, 3.900, 'NVIDIA H100 Tensor Core GPU datasheet (H100 NVL): 3.9 TB/s HBM3', 50, 'NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB L2'),
+    (31, 'H100 PCIe',      '(?i)(^|[^a-z0-9])H100([^a-z0-9].*)?PCIE', 0, 1e9, NULL, 2.000, 'NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe): 2 TB/s HBM2e', 50, 'NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB L2'),
+    (32, 'H100 SXM',       '(?i)(^|[^a-z0-9])H100([^a-z0-9]|$)', 0, 1e9, NULL, 3.350, 'NVIDIA H100 Tensor Core GPU datasheet (H100 SXM): 3.35 TB/s HBM3', 50, 'NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB L2'),
     -- H20: the Hopper part with 96 GB HBM3; the H20-3e (141 GB HBM3e) has no published figures: kept out by its memory
-    (35, 'H20',            '(?i)(^|[^a-z0-9])H20([^a-z0-9]|$)', 0, 120, NULL, 4.000, 'NVIDIA H20 product brief (as published by NVIDIA partners): 4.0 TB/s HBM3, 96 GB'),
-    (40, 'H200 NVL',       '(?i)(^|[^a-z0-9])H200 NVL',     0, 1e9, NULL, 4.800, 'NVIDIA H200 Tensor Core GPU datasheet (H200 NVL): 4.8 TB/s HBM3e'),
-    (41, 'H200 SXM',       '(?i)(^|[^a-z0-9])H200([^a-z0-9]|$)', 0, 1e9, NULL, 4.800, 'NVIDIA H200 Tensor Core GPU datasheet (H200 SXM): 4.8 TB/s HBM3e'),
+    (35, 'H20',            '(?i)(^|[^a-z0-9])H20([^a-z0-9]|$)', 0, 120, NULL, 4.000, 'NVIDIA H20 product brief (as published by NVIDIA partners): 4.0 TB/s HBM3, 96 GB', NULL, NULL),
+    (40, 'H200 NVL',       '(?i)(^|[^a-z0-9])H200 NVL',     0, 1e9, NULL, 4.800, 'NVIDIA H200 Tensor Core GPU datasheet (H200 NVL): 4.8 TB/s HBM3e', 50, 'NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB L2 (the H200 is the same GH100 die)'),
+    (41, 'H200 SXM',       '(?i)(^|[^a-z0-9])H200([^a-z0-9]|$)', 0, 1e9, NULL, 4.800, 'NVIDIA H200 Tensor Core GPU datasheet (H200 SXM): 4.8 TB/s HBM3e', 50, 'NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB L2 (the H200 is the same GH100 die)'),
     -- GH200: the driver names both memories GH200 ("NVIDIA GH200 480GB" holds 96 GB HBM3; the 144 GB part HBM3e)
-    (45, 'GH200 96GB',     '(?i)(^|[^a-z0-9])GH200([^a-z0-9]|$)', 0, 120, NULL, 4.000, 'NVIDIA GH200 Grace Hopper Superchip datasheet: 96 GB HBM3 at 4 TB/s'),
-    (46, 'GH200 144GB',    '(?i)(^|[^a-z0-9])GH200([^a-z0-9]|$)', 120, 1e9, NULL, 4.900, 'NVIDIA GH200 Grace Hopper Superchip datasheet: 144 GB HBM3e at 4.9 TB/s'),
-    (50, 'B200',           '(?i)(^|[^a-z0-9])B200([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'NVIDIA DGX B200 datasheet: 64 TB/s HBM3e for 8 GPUs, 8 TB/s each'),
-    (51, 'GB200',          '(?i)(^|[^a-z0-9])GB200([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'NVIDIA GB200 NVL72 datasheet: 576 TB/s HBM3e for 72 GPUs, 8 TB/s each'),
-    (52, 'B300',           '(?i)(^|[^a-z0-9])B300([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'NVIDIA Blackwell Ultra (HGX B300) datasheet: 288 GB HBM3e at 8 TB/s per GPU'),
-    (60, 'L40S',           '(?i)(^|[^a-z0-9])L40S([^a-z0-9]|$)', 0, 1e9, NULL, 0.864, 'NVIDIA L40S GPU datasheet: 864 GB/s GDDR6'),
-    (61, 'L4',             '(?i)(^|[^a-z0-9])L4([^a-z0-9]|$)', 0, 1e9, NULL, 0.300, 'NVIDIA L4 Tensor Core GPU datasheet: 300 GB/s GDDR6'),
-    (70, 'MI325X',         '(?i)(^|[^a-z0-9])MI325X([^a-z0-9]|$)', 0, 1e9, NULL, 6.000, 'AMD Instinct MI325X accelerator datasheet: 6 TB/s HBM3E'),
-    (71, 'MI325X',         '(?i)(AMD|gfx942)',            200, 1e9,  304, 6.000, 'AMD Instinct MI325X accelerator datasheet: 6 TB/s HBM3E'),
-    (72, 'MI300X',         '(?i)(^|[^a-z0-9])MI300X([^a-z0-9]|$)', 0, 1e9, NULL, 5.300, 'AMD Instinct MI300X accelerator datasheet: 5.3 TB/s HBM3'),
-    (73, 'MI300X',         '(?i)(AMD|gfx942)',              0, 200,  304, 5.300, 'AMD Instinct MI300X accelerator datasheet: 5.3 TB/s HBM3'),
+    (45, 'GH200 96GB',     '(?i)(^|[^a-z0-9])GH200([^a-z0-9]|$)', 0, 120, NULL, 4.000, 'NVIDIA GH200 Grace Hopper Superchip datasheet: 96 GB HBM3 at 4 TB/s', 50, 'NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB L2 (GH200''s GPU is the same GH100 die)'),
+    (46, 'GH200 144GB',    '(?i)(^|[^a-z0-9])GH200([^a-z0-9]|$)', 120, 1e9, NULL, 4.900, 'NVIDIA GH200 Grace Hopper Superchip datasheet: 144 GB HBM3e at 4.9 TB/s', 50, 'NVIDIA H100 Tensor Core GPU architecture whitepaper: 50 MB L2 (GH200''s GPU is the same GH100 die)'),
+    (50, 'B200',           '(?i)(^|[^a-z0-9])B200([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'NVIDIA DGX B200 datasheet: 64 TB/s HBM3e for 8 GPUs, 8 TB/s each', NULL, NULL),
+    (51, 'GB200',          '(?i)(^|[^a-z0-9])GB200([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'NVIDIA GB200 NVL72 datasheet: 576 TB/s HBM3e for 72 GPUs, 8 TB/s each', NULL, NULL),
+    (52, 'B300',           '(?i)(^|[^a-z0-9])B300([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'NVIDIA Blackwell Ultra (HGX B300) datasheet: 288 GB HBM3e at 8 TB/s per GPU', NULL, NULL),
+    (60, 'L40S',           '(?i)(^|[^a-z0-9])L40S([^a-z0-9]|$)', 0, 1e9, NULL, 0.864, 'NVIDIA L40S GPU datasheet: 864 GB/s GDDR6', 96, 'NVIDIA Ada GPU architecture whitepaper (AD102): 96 MB L2'),
+    (61, 'L4',             '(?i)(^|[^a-z0-9])L4([^a-z0-9]|$)', 0, 1e9, NULL, 0.300, 'NVIDIA L4 Tensor Core GPU datasheet: 300 GB/s GDDR6', 48, 'NVIDIA Ada GPU architecture whitepaper (AD104): 48 MB L2'),
+    (70, 'MI325X',         '(?i)(^|[^a-z0-9])MI325X([^a-z0-9]|$)', 0, 1e9, NULL, 6.000, 'AMD Instinct MI325X accelerator datasheet: 6 TB/s HBM3E', 256, 'AMD CDNA 3 architecture whitepaper: 256 MB AMD Infinity Cache'),
+    (71, 'MI325X',         '(?i)(AMD|gfx942)',            200, 1e9,  304, 6.000, 'AMD Instinct MI325X accelerator datasheet: 6 TB/s HBM3E', 256, 'AMD CDNA 3 architecture whitepaper: 256 MB AMD Infinity Cache'),
+    (72, 'MI300X',         '(?i)(^|[^a-z0-9])MI300X([^a-z0-9]|$)', 0, 1e9, NULL, 5.300, 'AMD Instinct MI300X accelerator datasheet: 5.3 TB/s HBM3', 256, 'AMD CDNA 3 architecture whitepaper: 256 MB AMD Infinity Cache'),
+    (73, 'MI300X',         '(?i)(AMD|gfx942)',              0, 200,  304, 5.300, 'AMD Instinct MI300X accelerator datasheet: 5.3 TB/s HBM3', 256, 'AMD CDNA 3 architecture whitepaper: 256 MB AMD Infinity Cache'),
     -- MI355X by name only: the MI350X has the same gfx950, 256 CUs and memory at a lower clock
-    (75, 'MI355X',         '(?i)(^|[^a-z0-9])MI355X([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'AMD Instinct MI355X accelerator datasheet: 288 GB HBM3E at 8 TB/s'),
-    (80, 'MI250X GCD',     '(?i)(^|[^a-z0-9])MI250X',       0, 1e9, NULL, 1.638, 'AMD Instinct MI250X accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD'),
-    (81, 'MI250X GCD',     '(?i)(AMD|gfx90a)',              0, 1e9,  110, 1.638, 'AMD Instinct MI250X accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD'),
-    (82, 'MI250 GCD',      '(?i)(^|[^a-z0-9])MI250([^a-z0-9]|$)', 0, 1e9, NULL, 1.638, 'AMD Instinct MI250 accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD'),
-    (83, 'MI250 GCD',      '(?i)(AMD|gfx90a)',              0, 1e9,  104, 1.638, 'AMD Instinct MI250 accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD')
-) AS t(priority, model, name_pattern, min_mem_gib, max_mem_gib, num_sms, tb_per_s, bandwidth_source);
+    (75, 'MI355X',         '(?i)(^|[^a-z0-9])MI355X([^a-z0-9]|$)', 0, 1e9, NULL, 8.000, 'AMD Instinct MI355X accelerator datasheet: 288 GB HBM3E at 8 TB/s', NULL, NULL),
+    (80, 'MI250X GCD',     '(?i)(^|[^a-z0-9])MI250X',       0, 1e9, NULL, 1.638, 'AMD Instinct MI250X accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD', 8, 'AMD CDNA 2 architecture whitepaper: 8 MB L2 per GCD'),
+    (81, 'MI250X GCD',     '(?i)(AMD|gfx90a)',              0, 1e9,  110, 1.638, 'AMD Instinct MI250X accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD', 8, 'AMD CDNA 2 architecture whitepaper: 8 MB L2 per GCD'),
+    (82, 'MI250 GCD',      '(?i)(^|[^a-z0-9])MI250([^a-z0-9]|$)', 0, 1e9, NULL, 1.638, 'AMD Instinct MI250 accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD', 8, 'AMD CDNA 2 architecture whitepaper: 8 MB L2 per GCD'),
+    (83, 'MI250 GCD',      '(?i)(AMD|gfx90a)',              0, 1e9,  104, 1.638, 'AMD Instinct MI250 accelerator datasheet: 3.2768 TB/s HBM2e per package, half per GCD', 8, 'AMD CDNA 2 architecture whitepaper: 8 MB L2 per GCD')
+) AS t(priority, model, name_pattern, min_mem_gib, max_mem_gib, num_sms, tb_per_s, bandwidth_source, cache_mib, cache_source);
 
 -- device_model_of(name, total MiB, multiprocessors): the model of one device as its deviceProperties give it,
 -- the first device_models rule that fits; NULL when none does.

@@ -94,9 +94,13 @@ def test_every_row_is_proven_by_a_real_name(con):
 
 def test_every_model_has_one_bandwidth_and_sourced_peaks(con):
     rows = con.execute(
-        "SELECT model, count(DISTINCT tb_per_s), bool_and(bandwidth_source <> '') FROM device_models GROUP BY model"
+        "SELECT model, count(DISTINCT tb_per_s), bool_and(bandwidth_source <> ''), count(DISTINCT cache_mib) <= 1, "
+        "bool_and((cache_mib IS NULL) = (cache_source IS NULL)) FROM device_models GROUP BY model"
     ).fetchall()
-    assert all(bandwidths == 1 and sourced for _, bandwidths, sourced in rows)
+    assert all(
+        bandwidths == 1 and sourced and one_cache and cache_sourced
+        for _, bandwidths, sourced, one_cache, cache_sourced in rows
+    ), rows
     peaks = con.execute(
         "SELECT m.model, count(p.model), bool_and(p.tflops > 0 AND p.source <> '') "
         "FROM (SELECT DISTINCT model FROM device_models) m LEFT JOIN device_peaks p USING (model) GROUP BY m.model"
