@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.sqlmodules import run_module
+from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.assemble import build_document
 from libreyolo_profile.store.document.job_verdict import job_verdict
 from libreyolo_profile.store.ingest.analyse import analyse_trace
@@ -161,6 +162,17 @@ def job_tables(analyses: list[dict], ranks: list[int], verdicts: dict[int, str])
     return tables, straggler
 
 
+def _job_damage(doc: dict, analyses: list[dict], ranks: list[int]) -> None:
+    """The job's trace_damaged mark: what reading each rank's trace repaired or left out, rank by rank (the
+    document is the slowest rank's, whose own mark would hide a cut-off or repaired trace of another rank)."""
+    notes = [f"rank {rank}: {note}" for a, rank in zip(analyses, ranks, strict=True) for note in a.get("damage") or []]
+    marks = doc.setdefault("marks", {})
+    if notes:
+        marks[mark.DAMAGE_MARK] = mark.trace_damaged(notes)
+    else:
+        marks.pop(mark.DAMAGE_MARK, None)
+
+
 TIMELINE_TYPES = {
     "rank": "BIGINT",
     "what": "VARCHAR",
@@ -255,6 +267,7 @@ def assemble_job(
         if name not in JOB_TABLES
     } | extra_tables
     doc["rank"], doc["world_size"] = None, world
+    _job_damage(doc, analyses, ranks)
     rank_rows = [dict(zip(extra_tables["ranks"]["columns"], r, strict=True)) for r in extra_tables["ranks"]["rows"]]
     doc["verdict"] = job_verdict(doc["verdict"], ranks[slowest], world, straggler, rank_rows)
     doc["metrics"].update(bound=doc["verdict"]["bound"], bound_reason=doc["verdict"]["reason"])

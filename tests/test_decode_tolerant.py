@@ -1,0 +1,332 @@
+"""Tolerant decoding (issue #49): the smallest real traces, mutated the way other profiler versions and
+vendors write them, still answer (or exit with a documented code and one line), and every event whose
+reading was repaired, converted or left out is counted by reason in the trace_damaged mark.
+
+The traces are found by globbing the shared folder (the three smallest, to stay cheap); each mutation
+knows how many events it changed and the words the mark must then hold, so a mutation that finds
+nothing to change on a trace checks only that the trace still answers."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE
+from libreyolo_profile.store.decode.limits import DecodeSizes
+from libreyolo_profile.store.decode.parse import parse_trace
+from tests.conftest import require_traces, run_cli_in_process, trace_files, trace_id
+
+SMALLEST = sorted(trace_files(), key=lambda p: p.stat().st_size)[:3]
+DEEP = 100_000
+
+
+def _load(path: Path):
+    data = path.read_bytes()
+    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+
+
+def _events(doc) -> list:
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def _args(doc) -> list[dict]:
+    return [e["args"] for e in _events(doc) if isinstance(e.get("args"), dict)]
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# -- mutations: each changes `doc` in place and returns {words the mark must hold: events changed} ---------
+
+# the args the decoder reads as numbers or integer ids (store/decode/events.py EventArgs), as traces spell them
+READ_ARGS = ("correlation", "External id", "device", "Bytes", "Total Allocated", "Device Id", "bytes")
+
+
+def numbers_as_strings(doc, rng) -> dict:
+    """ROCm writes `"bytes": "9216"`; other writers quote ids and times."""
+    changed = 0
+    for args in _args(doc):
+        for key, value in args.items():
+            if _number(value):
+                args[key] = str(value)
+                changed += key in READ_ARGS
+    for e in _events(doc):
+        for key in ("ts", "dur", "pid", "tid"):
+            if _number(e.get(key)):
+                e[key] = str(e[key])
+    return {"written as text, read as the number": changed}
+
+
+def ints_as_floats(doc, rng) -> dict:
+    """`"device": 0.0`, `"Device Id": 1.0`, float timestamps."""
+    changed = 0
+    for args in _args(doc):
+        for key, value in args.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                args[key] = float(value)
+                changed += key in READ_ARGS and key not in ("Bytes", "Total Allocated", "bytes")
+    for e in _events(doc):
+        for key in ("ts", "dur", "pid", "tid"):
+            if isinstance(e.get(key), int):
+                e[key] = float(e[key])
+    return {"written as a float, read as the number": changed}
+
+
+def floats_as_ints(doc, rng) -> dict:
+    for e in _events(doc):
+        for key in ("ts", "dur"):
+            if isinstance(e.get(key), float):
+                e[key] = int(e[key])
+    return {}
+
+
+def args_missing(doc, rng) -> dict:
+    for e in _events(doc):
+        if rng.random() < 0.3:
+            e.pop("args", None)
+    return {}
+
+
+def args_not_objects(doc, rng) -> dict:
+    changed = 0
+    for e in _events(doc):
+        if "args" in e and rng.random() < 0.3:
+            e["args"] = rng.choice([None, [1, 2], "args"])
+            changed += e.get("ph") in ("X", "i", "I")
+    return {"args not an object": changed}
+
+
+def negative_durations(doc, rng) -> dict:
+    changed = 0
+    for e in _events(doc):
+        if e.get("ph") == "X" and _number(e.get("dur")) and rng.random() < 0.1:
+            e["dur"] = -abs(e["dur"]) - 1
+            changed += 1
+    return {"negative duration": changed}
+
+
+def unknown_phases(doc, rng) -> dict:
+    changed = 0
+    for e in _events(doc):
+        if rng.random() < 0.3:
+            e["ph"] = "Q"
+            changed += 1
+    return {"a phase (ph) the trace event format does not have": changed}
+
+
+def huge_integers(doc, rng) -> dict:
+    """Ids and timestamps past int64 (2^70), Input Dims of 2^40."""
+    ids = stamps = 0
+    for e in _events(doc):
+        args = e.get("args")
+        if isinstance(args, dict):
+            for key in ("correlation", "External id"):
+                if _number(args.get(key)) and rng.random() < 0.3:
+                    args[key] = 2**70
+                    ids += e.get("ph") in ("X", "i", "I")
+            if "Input Dims" in args:
+                args["Input Dims"] = [[2**40, 3]]
+        if e.get("ph") in ("X", "i", "I") and rng.random() < 0.05:
+            e["ts"] = 2**70
+            stamps += 1
+    return {"past 64 bits": ids, "no readable timestamp": stamps}
+
+
+def step_under_unknown_category(doc, rng) -> dict:
+    for e in _events(doc):
+        if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation":
+            e["cat"] = "some_vendor_category"
+    return {}
+
+
+def odd_distributed_info(doc, rng) -> dict:
+    if not isinstance(doc, dict):
+        return {}
+    doc["distributedInfo"] = {"rank": [1], "world_size": {"n": 2}, "backend": 7}
+    return {"distributedInfo.rank": 1}
+
+
+# Three mutated copies of each trace, so that the test stays cheap (each is one summary): two that change how
+# values are written, not what they say, so the answer must be the clean trace's, and one that damages it in
+# every way at once (in this order: a later mutation counts only events an earlier one left readable).
+SAME_ANSWER = {
+    "numbers_as_strings": [numbers_as_strings, step_under_unknown_category, odd_distributed_info],
+    "ints_as_floats": [ints_as_floats],
+}
+DAMAGE = [unknown_phases, args_missing, args_not_objects, negative_durations, huge_integers, floats_as_ints]
+
+
+def _bare_tokens(text: str) -> tuple[str, dict]:
+    """NaN and Infinity as bare tokens (Python's json and some C++ writers emit them) in every seventh
+    duration and in every Total Allocated."""
+    durations = iter(range(10**9))
+    text, n = re.subn(r'"dur": [0-9.]+', lambda m: '"dur": NaN' if next(durations) % 7 == 0 else m.group(), text)
+    text = re.sub(r'"Total Allocated": [0-9.]+', '"Total Allocated": Infinity', text)
+    return text, {"repaired": int("NaN" in text)}
+
+
+def _deep_nesting(text: str) -> tuple[str, dict]:
+    """One event's args holds a list nested 100,000 levels deep (it ended in RecursionError)."""
+    at = text.find('"args": {')
+    if at < 0:
+        return text, {}
+    nested = "[" * DEEP + "]" * DEEP
+    return text[:at] + '"args": {"deep": ' + nested + ", " + text[at + len('"args": {') :], {"nested deeper": 1}
+
+
+TEXT_MUTATIONS = [_bare_tokens, _deep_nesting]
+
+
+# -- running and checking ---------------------------------------------------------------------------------
+
+
+def _summary(path: Path, cache: Path) -> tuple[int, dict | None, str]:
+    result = run_cli_in_process("summary", str(path), "--json", env={"XDG_CACHE_HOME": str(cache)})
+    assert "Traceback" not in result.stderr, result.stderr
+    if result.returncode == 0:
+        return 0, json.loads(result.stdout, parse_constant=_refuse_constant), result.stderr
+    assert result.returncode in (EXIT_UNANALYSABLE, EXIT_USAGE), (result.returncode, result.stderr)
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, result.stderr
+    return result.returncode, None, result.stderr
+
+
+def _refuse_constant(token: str):
+    raise AssertionError(f"{token} in the JSON output")
+
+
+def _check_counted(doc: dict, expected: dict) -> None:
+    """Every reason the mutation provoked is in the trace_damaged mark, with a count."""
+    damage = (doc.get("marks") or {}).get("trace_damaged", "")
+    for words, changed in expected.items():
+        if changed:
+            assert words in damage, (words, damage)
+    notes = damage.removeprefix("the trace was damaged: ").split("; ") if damage else []
+    for note in notes:
+        assert re.match(r"(rank \d+: )?(header: |[0-9,]+ events?: |repaired |cut off|[0-9,]+ unreadable)", note), note
+
+
+@pytest.fixture(scope="module")
+def clean_answers(tmp_path_factory) -> dict:
+    """Each trace's own summary, once."""
+    require_traces()
+    cache = tmp_path_factory.mktemp("tolerant-cache")
+    answers = {}
+    for trace in SMALLEST:
+        code, doc, _ = _summary(trace, cache)
+        answers[trace] = (code, doc)
+    assert any(code == 0 for code, _ in answers.values()), "none of the smallest traces answers unmutated"
+    return answers
+
+
+def _comparable(doc: dict) -> dict:
+    return {name: value for name, value in doc["metrics"].items() if isinstance(value, (int, float))}
+
+
+def _mutated(original, mutations: list, rng: random.Random) -> tuple[str, dict]:
+    """The trace's JSON text after `mutations`, and what the mark must then say."""
+    doc, expected = copy.deepcopy(original), {}
+    for mutate in mutations:
+        for words, changed in mutate(doc, rng).items():
+            expected[words] = expected.get(words, 0) + changed
+    return json.dumps(doc), expected
+
+
+@pytest.mark.parametrize("trace", SMALLEST, ids=trace_id)
+def test_mutations_answer_and_count_what_they_changed(trace, clean_answers, tmp_path):
+    clean_code, clean = clean_answers[trace]
+    original = _load(trace)
+    runs = {name: _mutated(original, mutations, random.Random(49)) for name, mutations in SAME_ANSWER.items()}
+    text, expected = _mutated(original, DAMAGE, random.Random(49))
+    for mutate in TEXT_MUTATIONS:
+        text, more = mutate(text)
+        expected.update(more)
+    runs["damaged"] = text, expected
+    for name, (text, expected) in runs.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(text)
+        code, answer, err = _summary(path, tmp_path / "cache")  # answers, or one line with a documented code
+        if clean_code != 0:  # a trace that does not answer clean need not answer mutated
+            continue
+        assert code == 0, (name, err)
+        _check_counted(answer, expected)
+        if name in SAME_ANSWER:
+            assert _comparable(answer) == pytest.approx(_comparable(clean), rel=1e-9, nan_ok=True), name
+
+
+@pytest.mark.parametrize("trace", SMALLEST[:1], ids=trace_id)
+def test_no_usable_duration_exits_1_with_the_reason(trace, tmp_path):
+    doc = _load(trace)
+    for e in _events(doc):
+        if e.get("ph") == "X":
+            e["dur"] = -1
+    path = tmp_path / "unusable.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = _summary(path, tmp_path / "cache")
+    assert code == EXIT_UNANALYSABLE and "usable duration" in err, err
+
+
+def test_allocator_events_with_float_device_ids_are_read(tmp_path):
+    """`Device Id` 1.0 dropped every allocator event: memory said the trace held none."""
+    require_traces()
+    doc = _load(SMALLEST[-1])
+    events = _events(doc)
+    kernels = [e for e in events if e.get("cat") in ("kernel", "cpu_op") and e.get("ph") == "X"][:4]
+    assert kernels, "the trace has no op or kernel to allocate beside"
+    for i, e in enumerate(kernels):
+        args = {"Device Type": 1, "Device Id": 0, "Addr": 1000 + i, "Bytes": 1 << 20, "Total Allocated": (i + 1) << 20}
+        events.append(
+            {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": e["pid"], "tid": e["tid"]}
+            | {"ts": e["ts"], "s": "t", "args": args}
+        )
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps(doc))
+    for e in events:
+        if e.get("name") == "[memory]":
+            e["args"]["Device Id"] = 0.0
+            e["args"]["Bytes"] = str(e["args"]["Bytes"])
+    floats = tmp_path / "floats.json"
+    floats.write_text(json.dumps(doc))
+    tables = [parse_trace(p, report=False).events for p in (clean, floats)]
+    for column in ("mem_device_id", "mem_device_type", "mem_bytes", "mem_allocated"):
+        assert tables[0][column].to_pylist() == tables[1][column].to_pylist(), column
+    assert sum(v is not None for v in tables[1]["mem_device_id"].to_pylist()) == len(kernels)
+    stats = parse_trace(floats, report=False).stats
+    assert stats.altered["`Device Id` written as a float, read as the number"] == len(kernels)
+    assert stats.altered["`Bytes` written as text, read as the number"] == len(kernels)
+
+
+def test_two_processes_count_what_one_counts(tmp_path):
+    """A big plain trace is decoded by two processes: what each counted is added up, not lost."""
+    require_traces()
+    doc = _load(SMALLEST[-1])
+    numbers_as_strings(doc, random.Random(1))
+    unknown_phases(doc, random.Random(2))
+    path = tmp_path / "mutated.json"
+    path.write_text(json.dumps(doc))
+    one = parse_trace(path, workers=1, report=False).stats
+    two = parse_trace(path, report=False, sizes=DecodeSizes(parallel_bytes=1, piece_bytes=512, block_bytes=4096)).stats
+    assert two.workers == 2 and one.altered and two.altered == one.altered
+
+
+def test_a_job_keeps_each_ranks_damage(tmp_path):
+    """`import --job` with one rank's trace cut off: the job's profile says which rank was damaged."""
+    require_traces()
+    from libreyolo_profile.store.document.job import job_document
+
+    doc = _load(SMALLEST[-1])
+    if isinstance(doc, dict):
+        doc.pop("distributedInfo", None)  # ranks from the file names below
+    text = json.dumps(doc)
+    (tmp_path / "rank0.json").write_text(text)
+    (tmp_path / "rank1.json").write_text(text[: int(len(text) * 0.9)])
+    job = job_document([tmp_path / "rank0.json", tmp_path / "rank1.json"])
+    damage = job["marks"]["trace_damaged"]
+    assert "rank 1: cut off" in damage and "rank 0:" not in damage, damage
