@@ -1,5 +1,5 @@
 -- blame.sql — per-step blame: every nanosecond of each step's wall time assigned to exactly one cause.
--- requires: blame_causes.sql, intervals.sql, ingest.sql, runtime_calls.sql
+-- requires: blame_causes.sql, intervals.sql, ingest.sql, runtime_calls.sql, verdict_thresholds.sql
 --
 -- Answers: in each measured step, what held the critical path — which device work while the device
 -- was busy, and what the host was doing while it was idle.
@@ -22,7 +22,8 @@
 --   5 communication   device busy: communication (nccl/rccl collectives)
 --   6 memcpy_memset   device busy: memcpy / memset activities
 --   (device rule: compute hides the collectives and copies it overlaps: they cost the step nothing then)
---  10 sync_bubble     device idle, host blocked: a sync-role call (cuda/hip *Synchronize, cudaMemcpy …), or
+--  10 sync_bubble     device idle, host blocked: a sync-role call (cuda/hip *Synchronize, cudaMemcpy …), a poll
+--                     of the device's progress (cu/cuda/hip Event/StreamQuery: a loop of them is a wait), or
 --                     a copy call that blocks (blame_copy_calls): pageable memory on either side ('Pageable ->
 --                     Device', 'Device -> Pageable': the host stages it through a bounce buffer and blocks, in
 --                     either direction), or a call that returned only once its copy had finished on the device
@@ -51,7 +52,11 @@
 --  22 cpu_other_ops   inside any other op that executes work, collectives excepted
 --  23 cpu_communication inside an executing collective op (gloo, c10d, nccl, all_reduce …) or a host annotation
 --                     naming one (gloo records gloo:all_reduce as an annotation on its own thread)
---  24 framework_overhead inside an op that does not execute work itself (dispatch, Python bindings)
+--  24 framework_overhead inside an op that does not execute work itself (dispatch, Python bindings), or one whose
+--                     recorded input shapes (the roofline's, kept for the ops it models) hold at most
+--                     dispatch_op_elements (sql/verdict_thresholds.sql): so little arithmetic is done long before
+--                     the op's dispatch is (the shapes are read here, not sql/roofline_costs.sql's costs: the
+--                     blame is the profile's core, the roofline a section that may fail alone)
 --  25 python          as above
 --  99 unexplained_idle nothing recorded
 -- An executing op's whole range counts as execution (its small sub-ops included: executes means it
@@ -109,7 +114,7 @@ CREATE OR REPLACE TEMP TABLE blame_intervals AS
 WITH on_gpu AS (SELECT EXISTS (SELECT 1 FROM placed_activity) AS yes),
 inference AS (SELECT kind = 'infer' AS yes FROM profile_kind),
 device_work AS (
-    SELECT ts AS s, ts + dur AS e, name,
+    SELECT NULL::BIGINT AS pid, NULL::BIGINT AS tid, ts AS s, ts + dur AS e, name,
            CASE WHEN kind IN ('memcpy', 'memset') THEN 'memcpy_memset'
                 WHEN category = 'communication' THEN 'communication'
                 WHEN category = 'attention'
@@ -134,6 +139,7 @@ blocking_copy_names AS (
 host_calls AS (
     SELECT r.pid, r.tid, r.ts AS s, r.ts + r.dur AS e, coalesce(b.name, r.name) AS name,
            CASE WHEN r.role = 'sync' OR b.event_id IS NOT NULL
+                  OR regexp_matches(r.name, '(?i)^(cu|cuda|hip)(event|stream)query$')
                      THEN 'sync_bubble'
                 WHEN regexp_matches(r.name, '(?i)(streamcreate|eventcreate|ctxcreate|ctxsetcurrent|deviceprimaryctx'
                                             '|create_?handle|(cublas|cublaslt|cudnn|cusparse|cufft|curand|nccl|miopen|rocblas|hipblas(lt)?)create'
@@ -153,18 +159,26 @@ launch_seq AS (
     FROM placed_runtime WHERE role IN (SELECT role FROM launch_roles)
 ),
 ops_launches AS (
-    SELECT o.event_id, o.name, o.ts, o.dur, o.executes,
+    SELECT o.event_id, o.pid, o.tid, o.name, o.ts, o.dur, o.executes,
            coalesce(at_end.launches_so_far, 0) - coalesce(at_start.launches_so_far, 0) AS launches
     FROM placed_ops o
     ASOF LEFT JOIN launch_seq at_start ON o.pid = at_start.pid AND o.tid = at_start.tid AND o.ts > at_start.ts
     ASOF LEFT JOIN launch_seq at_end ON o.pid = at_end.pid AND o.tid = at_end.tid AND o.ts + o.dur > at_end.ts
 ),
 gpu_host_ops AS (
-    SELECT ts AS s, ts + dur AS e, name, CASE WHEN launches > 0 THEN 'launching' ELSE 'cpu_work' END AS cause FROM ops_launches
+    SELECT pid, tid, ts AS s, ts + dur AS e, name, CASE WHEN launches > 0 THEN 'launching' ELSE 'cpu_work' END AS cause
+    FROM ops_launches
+),
+-- ops whose recorded input shapes hold almost no data: their time is their dispatch (a dimension list that is
+-- not a tensor's, [], counts one element)
+dispatch_ops AS (
+    SELECT event_id FROM placed_ops
+    WHERE list_sum(list_transform(TRY_CAST(shape_dims AS BIGINT[][]), lambda d: coalesce(list_product(d), 1)))
+          <= verdict_threshold('dispatch_op_elements')
 ),
 cpu_ops AS (
-    SELECT ts AS s, ts + dur AS e, name,
-           CASE WHEN NOT executes THEN 'framework_overhead'
+    SELECT pid, tid, ts AS s, ts + dur AS e, name,
+           CASE WHEN NOT executes OR event_id IN (SELECT event_id FROM dispatch_ops) THEN 'framework_overhead'
                 WHEN regexp_matches(name, '(?i)(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|record_param_comms|alltoall)')
                      THEN 'cpu_communication'
                 WHEN regexp_matches(name, '(?i)(conv|mm|matmul|linear|einsum)') THEN 'cpu_gemm_conv'
@@ -173,18 +187,18 @@ cpu_ops AS (
 ),
 -- collectives recorded only as host annotations (gloo:all_reduce on the process group's thread)
 cpu_collectives AS (
-    SELECT ts AS s, ts + dur AS e, name, 'cpu_communication' AS cause FROM host_annotations
+    SELECT pid, tid, ts AS s, ts + dur AS e, name, 'cpu_communication' AS cause FROM host_annotations
     WHERE regexp_matches(name, '(?i)(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|record_param_comms|alltoall)')
 ),
 -- the model's Python: recorded frames, and the host ranges around it (not the step itself)
 python AS (
-    SELECT ts AS s, ts + dur AS e, name, 'python' AS cause FROM host_frames
+    SELECT pid, tid, ts AS s, ts + dur AS e, name, 'python' AS cause FROM host_frames
     UNION ALL
-    SELECT ts, ts + dur, name, 'python' FROM host_annotations
+    SELECT pid, tid, ts, ts + dur, name, 'python' FROM host_annotations
     WHERE name NOT LIKE 'ProfilerStep#%' AND name NOT LIKE 'enumerate(DataLoader)#%'
 ),
 host_phases AS (
-    SELECT start_ns AS s, end_ns AS e, '## ' || phase || ' ##' AS name,
+    SELECT NULL::BIGINT AS pid, NULL::BIGINT AS tid, start_ns AS s, end_ns AS e, '## ' || phase || ' ##' AS name,
            CASE phase WHEN 'dataload' THEN 'dataload' WHEN 'preprocess' THEN 'preprocess' ELSE 'cpu_work' END AS cause
     FROM phase_ranges WHERE phase IN ('dataload', 'preprocess', 'postprocess')
 ),
@@ -196,22 +210,25 @@ first_launch AS (
     GROUP BY w.step, w.start_ns
 ),
 before_first_launch AS (
-    SELECT greatest(i.s, f.start_ns) AS s, least(i.e, f.first_ns) AS e, i.name, 'preprocess' AS cause
-    FROM (SELECT s, e, name FROM gpu_host_ops WHERE cause = 'cpu_work' UNION ALL SELECT s, e, name FROM python) i
+    SELECT i.pid, i.tid, greatest(i.s, f.start_ns) AS s, least(i.e, f.first_ns) AS e, i.name, 'preprocess' AS cause
+    FROM (SELECT pid, tid, s, e, name FROM gpu_host_ops WHERE cause = 'cpu_work'
+          UNION ALL SELECT pid, tid, s, e, name FROM python) i
     JOIN first_launch f ON i.s < f.first_ns AND i.e > f.start_ns
     WHERE (SELECT yes FROM inference)
 ),
 all_intervals AS (
-    SELECT s, e, name, cause FROM device_work WHERE (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, name, cause FROM host_calls WHERE (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, name, cause FROM gpu_host_ops WHERE (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, name, cause FROM before_first_launch WHERE (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, name, cause FROM cpu_ops WHERE NOT (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, name, cause FROM cpu_collectives WHERE NOT (SELECT yes FROM on_gpu)
-    UNION ALL SELECT s, e, name, cause FROM python
-    UNION ALL SELECT s, e, name, cause FROM host_phases WHERE (SELECT yes FROM on_gpu) OR cause = 'dataload'
+    SELECT pid, tid, s, e, name, cause FROM device_work WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT pid, tid, s, e, name, cause FROM host_calls WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT pid, tid, s, e, name, cause FROM gpu_host_ops WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT pid, tid, s, e, name, cause FROM before_first_launch WHERE (SELECT yes FROM on_gpu)
+    UNION ALL SELECT pid, tid, s, e, name, cause FROM cpu_ops WHERE NOT (SELECT yes FROM on_gpu)
+    UNION ALL SELECT pid, tid, s, e, name, cause FROM cpu_collectives WHERE NOT (SELECT yes FROM on_gpu)
+    UNION ALL SELECT pid, tid, s, e, name, cause FROM python
+    UNION ALL SELECT pid, tid, s, e, name, cause FROM host_phases WHERE (SELECT yes FROM on_gpu) OR cause = 'dataload'
 )
-SELECT i.s, i.e, i.name, i.cause, c.priority FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
+-- (pid, tid: the host thread that recorded it; NULL for device work and for phase ranges, which span threads)
+SELECT i.pid, i.tid, i.s, i.e, i.name, i.cause, c.priority
+FROM all_intervals i JOIN blame_causes c USING (cause) WHERE i.e > i.s;
 
 -- blame_rows: cut each step at every interval boundary inside it; each piece takes the highest-priority
 -- (lowest) cause covering it (sql/intervals.sql interval_coverage, with priorities as labels). The step
@@ -281,3 +298,55 @@ holder AS (
     GROUP BY p.cause, p.k, p.s, p.e
 )
 SELECT h.cause, r.name, sum(h.ns) AS ns FROM holder h JOIN names r USING (name_rank) GROUP BY h.cause, r.name;
+
+-- blame_host_floor: the host's recorded work per step that does not wait on the device, the floor below which
+-- what-if never projects a step (sql/what_if.sql). Each host thread's recorded time (ops, runtime calls, Python
+-- frames, host ranges; the ProfilerStep range excepted, it is the step) less the time it waited on the device
+-- (the intervals of the causes that wait_on_device in sql/blame_causes.sql: syncs, blocking copies, polls),
+-- then the union over the threads: they hand the step to each other (the autograd engine's threads run the
+-- backward while the main thread waits for them), so their work is one chain, counted once where it overlaps.
+-- Per kernel category, less the launch calls of that category's work (removing the kernels removes their
+-- launches; a call that also launched other work stays), the whole call even where another thread worked
+-- meanwhile, so the floor errs low. ms per step over the blame's steps; category NULL: nothing removed.
+CREATE OR REPLACE TEMP TABLE blame_host_floor AS
+WITH host AS (
+    SELECT pid, tid, ts AS s, ts + dur AS e, 2 AS label FROM placed_ops
+    UNION ALL SELECT pid, tid, ts, ts + dur, 2 FROM placed_runtime
+    UNION ALL SELECT pid, tid, ts, ts + dur, 2 FROM host_frames
+    UNION ALL SELECT pid, tid, ts, ts + dur, 2 FROM host_annotations WHERE name NOT LIKE 'ProfilerStep#%'
+    -- the waits: label 1, so the coverage below hands their time to them
+    UNION ALL SELECT i.pid, i.tid, i.s, i.e, 1 FROM blame_intervals i JOIN blame_causes c USING (cause)
+    WHERE c.waits_on_device AND i.tid IS NOT NULL
+),
+clipped AS (
+    SELECT {'step': w.step, 'pid': h.pid, 'tid': h.tid} AS grp, h.label,
+           greatest(h.s, w.start_ns) AS s, least(h.e, w.end_ns) AS e
+    FROM host h JOIN blame_windows w ON h.s < w.end_ns AND h.e > w.start_ns
+),
+working AS (
+    SELECT grp.step AS grp, s, e FROM interval_coverage(clipped) WHERE first_label = 2
+),
+worked AS (SELECT grp AS step, sum(e - s) AS ns FROM interval_union(working) GROUP BY grp),
+launch_calls AS (
+    SELECT r.ts AS s, r.ts + r.dur AS e, any_value(a.category) AS category
+    FROM placed_runtime r JOIN placed_activity a ON a.correlation = r.correlation
+    WHERE r.role IN (SELECT role FROM launch_roles) AND r.correlation IS NOT NULL AND r.correlation <> 0
+      -- a copy call that blocked is a wait, already off the floor
+      AND r.event_id NOT IN (SELECT event_id FROM blame_copy_calls WHERE blocks)
+    GROUP BY r.event_id, r.ts, r.dur
+    HAVING count(DISTINCT a.category) = 1
+),
+launched AS (
+    SELECT w.step, l.category, sum(least(l.e, w.end_ns) - greatest(l.s, w.start_ns)) AS ns
+    FROM launch_calls l JOIN blame_windows w ON l.s < w.end_ns AND l.e > w.start_ns
+    GROUP BY ALL
+),
+categories AS (SELECT DISTINCT category FROM placed_activity WHERE category IS NOT NULL UNION ALL SELECT NULL)
+SELECT
+    -- the kernel category whose launches are left out (NULL: none)
+    c.category,
+    -- the host threads' recorded work not waiting on the device, ms per step
+    sum(greatest(t.ns - coalesce(l.ns, 0), 0)) / 1e6 / (SELECT count(*) FROM blame_windows) AS ms_per_step
+FROM categories c CROSS JOIN worked t
+LEFT JOIN launched l ON l.step = t.step AND l.category = c.category
+GROUP BY c.category;

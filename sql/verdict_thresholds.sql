@@ -22,6 +22,10 @@ INSERT INTO verdict_thresholds VALUES
     ('gemm_pct', 50.0, '%', 'GEMM-dominated: compute-bound rather than memory-bound'),
     ('stage_pct', 40.0, '%', 'an inference stage dominates at ≥ 40% of the latency'),
     ('leaf_busy_pct', 80.0, '%', 'cpu-compute when leaf ops fill ≥ 80% of the step'),
+    -- 1,024 elements (4 KiB of fp32) take well under a µs at any CPU's memory and FLOP rates (a matmul of them
+    -- some 20 kFLOP), an op's dispatch a few µs: the op's time is its dispatch
+    ('dispatch_op_elements', 1024, 'count',
+     'a CPU op whose recorded tensor inputs hold at most this many elements in all spends its time in dispatch'),
     ('tiny_steps', 10, 'count', 'fewer profiled training steps than this is a tiny window (inference: fewer calls than infer''s default window, store/document/window.py)'),
     ('tiny_window_ms', 100.0, 'ms', 'so is a window shorter than this'),
     ('reserved_of_device_pct', 95.0, '%', 'with device mallocs in the window: thrashing'),

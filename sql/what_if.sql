@@ -26,6 +26,11 @@
 -- shrinks below the union of the device work that remains (device-busy time − the exclusive time removed),
 -- and a saving is never negative. The blame's shares are of its own step ($blame_step_ms), so the ms they
 -- stand for are taken of that step, not of the headline's.
+-- From both sides' critical path (issue 50): nor does the step shrink below the host's recorded work per step
+-- that does not wait on the device ($host_floor_ms: sql/blame.sql blame_host_floor, the metric host_work_ms;
+-- the causes that wait_on_device in sql/blame_causes.sql — syncs, blocking copies, polls — left out, and the
+-- removed work's launch calls). The floor is the larger of the two; the device's work cannot run before the
+-- host has issued it, and the host's work does not go with the device's.
 -- Binds: $bound, $device_type ('gpu' | 'cpu'), $gpu_util_pct, $util_threshold (the verdict's 80),
 --        $step_ms, $throughput_img_s, $per_launch_host_us, $kernel_gap_us,
 --        $dataload_pct, $to_device_pct, $sync_pct, $preprocess_pct, $postprocess_pct (the shares a
@@ -34,7 +39,9 @@
 --        verdict the model addresses directly), $device_busy_pct (the blame's device-busy share, % of
 --        the step; NULL without a blame), $blame_launch_us (NULL without a blame), $blame_step_ms (the blame's
 --        step, what its shares are of; NULL without a blame), $launching_ms (the blame's launching time per
---        step; NULL without a blame), $launches_per_step, $steady_launch_us.
+--        step; NULL without a blame), $launches_per_step, $steady_launch_us, $host_floor_ms (the host's work
+--        per step that does not wait on the device, the removed launches left out; NULL where not measured:
+--        a CPU profile, whose host work is what the change removes, or a built-in import).
 -- Reads: kernels (one profile's kernels table). One row per requested change ('category',
 -- 'launches'), each carrying the totals of the projection that applies them all.
 WITH verdict AS (
@@ -102,19 +109,26 @@ totals AS (
            coalesce(sum(gpu_ms_removed), 0) AS gpu_ms_removed
     FROM parts
 ),
-floors AS (
+device_floor AS (
     -- the device work left on the critical path after the change, ms per step (NULL without a blame)
     SELECT greatest(coalesce($blame_step_ms, $step_ms) * $device_busy_pct / 100 - t.gpu_ms_removed, 0) AS remaining_device_ms
     FROM totals t
 ),
+floors AS (
+    -- the critical path left: the larger of the device's and the host's (NULL where neither is known)
+    SELECT d.remaining_device_ms, h.ms AS host_floor_ms, greatest(d.remaining_device_ms, h.ms) AS floor_ms
+    FROM device_floor d,
+         (SELECT CASE WHEN $host_floor_ms IS NOT NULL THEN greatest(CAST($host_floor_ms AS DOUBLE), 0) END AS ms) h
+),
 caps AS (
     SELECT greatest(least(CASE WHEN m.capped_by_verdict THEN greatest($step_ms - coalesce(b.ms, 0), 0) ELSE $step_ms END,
-                          coalesce($step_ms - f.remaining_device_ms, $step_ms)), 0) AS cap_ms
+                          coalesce($step_ms - f.floor_ms, $step_ms)), 0) AS cap_ms
     FROM model m, bottleneck b, floors f
 ),
 projection AS (
     SELECT t.uncapped_ms, c.cap_ms, least(t.uncapped_ms, c.cap_ms) AS saved_ms,
-           b.ms AS bottleneck_ms, f.remaining_device_ms, m.name AS model, m.capped_by_verdict
+           b.ms AS bottleneck_ms, f.remaining_device_ms, f.host_floor_ms, f.floor_ms, m.name AS model,
+           m.capped_by_verdict
     FROM totals t, model m, bottleneck b, floors f, caps c
 )
 SELECT
@@ -137,8 +151,13 @@ SELECT
     j.bottleneck_ms,
     -- the device work left on the critical path after the changes, ms per step (NULL without a blame)
     j.remaining_device_ms,
+    -- the host's recorded work per step that does not wait on the device, the removed launches left out, ms
+    -- (NULL where not measured)
+    j.host_floor_ms,
+    -- the critical path left: the larger of remaining_device_ms and host_floor_ms, ms per step
+    j.floor_ms,
     -- the most the changes can save, ms per step: never past the verdict's bottleneck nor below the
-    -- device work that remains
+    -- critical path that remains (floor_ms)
     j.cap_ms,
     -- the sum of the parts, before the cap, ms per step
     j.uncapped_ms,

@@ -160,7 +160,8 @@ _KERNEL_GROUPS = [
     ("gemm", r"(mfma|xdl|tcgen05)"),
     (
         "memory_bound",
-        r"(reduce|pool|softmax|argmax|argmin|cross_?entropy|nll_?loss|cumsum|cumprod|_sum_|_mean_|norm_?kernel)",
+        r"(reduce|pool|softmax|argmax|argmin|cross_?entropy|nll_?loss|cumsum|cumprod|_sum_|_mean_|norm_?kernel"
+        r"|devicescan)",
     ),
     (
         "memory_bound",
@@ -174,6 +175,7 @@ _LEADING_NAMESPACES = re.compile(r"^\s*(void\s+)?((\(anonymous namespace\)|[A-Za
 _GEMM_LIBRARY = re.compile(r"^\s*(void\s+)?(cutlass|cute|cudnn|cublas(lt)?)::")
 _ATTENTION = re.compile(r"(fmha|flash|attention|attn|sdpa)", re.IGNORECASE)
 _PAGEABLE = re.compile(r"pageable", re.IGNORECASE)  # either side of the copy
+_POLL = re.compile(r"^(cu|cuda|hip)(Event|Stream)Query$", re.IGNORECASE)  # a loop of them waits on the device
 _STARTUP = re.compile(
     r"(streamcreate|eventcreate|ctxcreate|ctxsetcurrent|deviceprimaryctx|create_?handle"
     r"|(cublas|cublaslt|cudnn|cusparse|cufft|curand|nccl|miopen|rocblas|hipblas(lt)?)create"
@@ -295,15 +297,12 @@ def _op_executes(ops: list[dict]) -> dict[int, bool]:
 
 
 @functools.cache
-def blame(path: Path) -> dict[int, dict]:
-    """{step: {"wall_ns": int, "causes": {cause: ns}}} for the trace at `path`."""
+def step_windows(path: Path) -> dict[int, tuple[int, int]]:
+    """{step: (start_ns, end_ns)}: each step's wall time as the blame takes it."""
     events = load_events(path)
     steps = _steps(events)
     runtime = [e for e in events if e["kind"] == "runtime"]
     device = [e for e in events if e["kind"] in ("kernel", "copy")]
-    ops = [e for e in events if e["kind"] == "op"]
-    on_gpu = bool(device)
-
     launch_ts: dict[int, int] = {}
     for r in runtime:
         if r["correlation"]:
@@ -323,6 +322,33 @@ def blame(path: Path) -> dict[int, dict]:
         # the last of several steps ends with the host when the device kept up: the drain after it is no step's
         next_start = steps[n][0] if n < len(steps) else (host_end if len(steps) > 1 and not device_bound else work_end)
         windows[n] = (start, max(start, min(work_end, next_start)))
+    return windows
+
+
+def _waits(r: dict, pageable: set, copy_end: dict) -> bool:
+    """Whether a runtime call held the host waiting on the device: a sync, a poll, a copy call that blocked."""
+    waited = r["correlation"] in copy_end and r["ts"] + r["dur"] >= copy_end[r["correlation"]]
+    return (
+        r["name"] in BLOCKING
+        or bool(_POLL.match(r["name"]))
+        or (r["name"] in ASYNC_COPIES and (r["correlation"] in pageable or waited))
+    )
+
+
+@functools.cache
+def blame(path: Path) -> dict[int, dict]:
+    """{step: {"wall_ns": int, "causes": {cause: ns}}} for the trace at `path`."""
+    events = load_events(path)
+    runtime = [e for e in events if e["kind"] == "runtime"]
+    device = [e for e in events if e["kind"] in ("kernel", "copy")]
+    ops = [e for e in events if e["kind"] == "op"]
+    on_gpu = bool(device)
+    windows = step_windows(path)
+
+    launch_ts: dict[int, int] = {}
+    for r in runtime:
+        if r["correlation"]:
+            launch_ts[r["correlation"]] = min(launch_ts.get(r["correlation"], r["ts"]), r["ts"])
 
     intervals: list[tuple[int, int, str]] = []
     phases = []
@@ -375,8 +401,7 @@ def blame(path: Path) -> dict[int, dict]:
             cause = "memcpy_memset" if d["kind"] == "copy" else kernel_group(d["name"])
             intervals.append((d["ts"], d["ts"] + d["dur"], cause))
         for r in runtime:
-            waited = r["correlation"] in copy_end and r["ts"] + r["dur"] >= copy_end[r["correlation"]]
-            if r["name"] in BLOCKING or (r["name"] in ASYNC_COPIES and (r["correlation"] in pageable or waited)):
+            if _waits(r, pageable, copy_end):
                 cause = "sync_bubble"
             elif _STARTUP.search(r["name"]):
                 cause = "startup"
@@ -515,3 +540,78 @@ def _sweep(start: int, end: int, intervals: list[tuple[int, int, str]]) -> dict:
             at = t
         open_count[priority] += delta
     return {"wall_ns": end - start, "causes": dict(causes)}
+
+
+def _disjoint(spans: list[tuple[int, int]]) -> list[list[int]]:
+    merged: list[list[int]] = []
+    for s, e in sorted(spans):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        elif e > s:
+            merged.append([s, e])
+    return merged
+
+
+def _without(spans: list[tuple[int, int]], holes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The time `spans` cover that `holes` do not, as intervals."""
+    left = []
+    cut = _disjoint(holes)
+    for s, e in _disjoint(spans):
+        for hs, he in cut:
+            if he <= s or hs >= e:
+                continue
+            if hs > s:
+                left.append((s, hs))
+            s = max(s, he)
+        if e > s:
+            left.append((s, e))
+    return left
+
+
+@functools.cache
+def critical_path_bound(path: Path, removed: str | None, category_of: tuple) -> float:
+    """The least a step can take once the device work of category `removed` is gone, ms per step: the larger of
+    the device work left (per step, its busiest device's union) and the host's recorded work that does not
+    wait on the device (per step, each thread's ops, runtime calls, Python frames and host ranges, the
+    ProfilerStep excepted, less its syncs, polls and blocking copies; the union over the threads, less the
+    removed work's launch calls), each the mean over the steps.
+    `category_of`: (device activity name, category) pairs."""
+    categories = dict(category_of)
+    events = load_events(path)
+    windows = step_windows(path)
+    device = [e for e in events if e["kind"] in ("kernel", "copy")]
+    runtime = [e for e in events if e["kind"] == "runtime"]
+    pageable = {d["correlation"] for d in device if d["correlation"] is not None and _PAGEABLE.search(d["name"])}
+    copy_end = {d["correlation"]: d["ts"] + d["dur"] for d in device if d["kind"] == "copy" and d["correlation"]}
+    launched: dict[int, set] = defaultdict(set)
+    for d in device:
+        if d["correlation"]:
+            launched[d["correlation"]].add(categories.get(d["name"]))
+    host, waits, launches = defaultdict(list), defaultdict(list), defaultdict(list)
+    for e in events:
+        thread = (e["pid"], e["tid"])
+        if e["kind"] in ("op", "runtime", "python") or (
+            e["kind"] == "annotation" and not e["name"].startswith("ProfilerStep#")
+        ):
+            host[thread].append((e["ts"], e["ts"] + e["dur"]))
+    for r in runtime:
+        span, thread = (r["ts"], r["ts"] + r["dur"]), (r["pid"], r["tid"])
+        if _waits(r, pageable, copy_end):
+            waits[thread].append(span)
+        elif removed is not None and r["name"] in LAUNCHES and launched.get(r["correlation"]) == {removed}:
+            launches[thread].append(span)
+    left = defaultdict(list)
+    for d in device:
+        if removed is None or categories.get(d["name"]) != removed:
+            left[d["device"]].append((d["ts"], d["ts"] + d["dur"]))
+    host_ns = device_ns = 0
+    for start, end in windows.values():
+
+        def clip(spans, start=start, end=end):
+            return [(max(s, start), min(e, end)) for s, e in spans if s < end and e > start]
+
+        # each thread's time less its waits, then the union over the threads, then the removed launch calls
+        working = [span for t, spans in host.items() for span in _without(clip(spans), clip(waits[t]))]
+        host_ns += _union_ns(working) - sum(e - s for t in launches for s, e in clip(launches[t]))
+        device_ns += max((_union_ns(clip(spans)) for spans in left.values()), default=0)
+    return max(host_ns, device_ns) / 1e6 / len(windows)

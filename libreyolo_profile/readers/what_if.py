@@ -1,5 +1,8 @@
 """`libreyolo profile what-if`: what removing a kernel category or N launches per step would buy,
-by the model the profile's own verdict picks (sql/what_if.sql holds the model and the arithmetic)."""
+by the model the profile's own verdict picks (sql/what_if.sql holds the model and the arithmetic).
+
+The projected step never falls below the critical path that remains: the larger of the device work left
+and the host's recorded work per step that does not wait on the device (FLOOR, which `--help` quotes)."""
 
 from __future__ import annotations
 
@@ -25,6 +28,13 @@ MODEL_TEXT = {
     "cpu-ops": "removed ops × per_launch_host_us (on a CPU: framework time ÷ dispatched leaf ops, "
     "the per-op dispatch cost)",
 }
+# How the projection is bounded, for `what-if --help` and the screen.
+FLOOR = (
+    "The projected step never falls below the critical path that remains: the larger of the device work left "
+    "(device-busy time less the time the removed work alone held the device) and the host's recorded work per "
+    "step that does not wait on the device (host_work_ms: ops, runtime calls, Python frames and ranges on every "
+    "host thread, less its syncs, blocking copies and polls of the device, and less the removed work's launch calls)."
+)
 # The input each model multiplies by, for the note when it is null.
 MODEL_INPUT = {"launches": "per_launch_host_us", "cpu-ops": "per_launch_host_us"}
 
@@ -79,10 +89,11 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
         parts.append("on a CPU only the dispatch cost of the removed ops is counted, not the arithmetic they did")
     if bound not in what_if_modelled():
         if row["bottleneck_ms"] is not None:
+            by_verdict = max((inputs["step_ms"] or 0) - row["bottleneck_ms"], 0)
             parts.append(
                 f"the profile is {bound}-bound: removing launches or GPU "
                 f"work cannot shorten the {fmt(row['bottleneck_ms'])} ms per step that {bound} takes, so "
-                f"the saving is capped at {fmt(row['cap_ms'])} ms (step_ms − {bound} time)"
+                f"the saving is at most {fmt(by_verdict)} ms (step_ms − {bound} time)"
             )
         else:
             parts.append(
@@ -93,7 +104,12 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
             parts.append("the step time itself was measured under thrashing and cannot be trusted")
         if row["capped"]:
             parts.append(f"uncapped, the parts add up to {fmt(row['uncapped_ms'])} ms")
-    if row["remaining_device_ms"] is not None and row["model"] != "cpu-ops":  # a CPU has no device work
+    if row["host_floor_ms"] is not None and row["floor_ms"] == row["host_floor_ms"]:
+        parts.append(
+            f"the step cannot shrink below the {fmt(row['host_floor_ms'])} ms of host work per step that does not wait "
+            "on the device (host_work_ms less the removed launches: the host's critical path)"
+        )
+    elif row["remaining_device_ms"] is not None and row["model"] != "cpu-ops":  # a CPU has no device work
         parts.append(
             f"the step cannot shrink below the {fmt(row['remaining_device_ms'])} ms of device work left on its "
             "critical path (the blame's device-busy time minus the time the removed work alone held the device)"
@@ -119,6 +135,8 @@ def result_inputs(inputs: dict, head: dict) -> dict:
         **inputs,
         "bottleneck_ms": head["bottleneck_ms"],
         "remaining_device_ms": head["remaining_device_ms"],
+        "host_floor_ms": head["host_floor_ms"],
+        "floor_ms": head["floor_ms"],
         "cap_ms": head["cap_ms"],
     }
 
@@ -164,7 +182,33 @@ def _sql_params(doc: dict, inputs: dict, on_gpu: bool, category: str | None, lau
     params["blame_step_ms"] = blame_step if params["device_busy_pct"] is not None else None
     params["launching_ms"] = launching * blame_step / 100 if on_gpu and launching is not None and blame_step else None
     params["launches_per_step"] = inputs["launches_per_step"]
+    params["host_floor_ms"] = host_floor_ms(m, on_gpu, category, launches)
     return params
+
+
+def host_floor_ms(m: dict, on_gpu: bool, category: str | None, launches: int | None) -> float | None:
+    """The host's recorded work per step that does not wait on the device, with the removed work's launch calls
+    left out, ms (None where not measured). A category's launches are the analysis's own (host_work_without_launches);
+    N launches are priced at launch_api_us, the mean launch call. On a CPU the ops removed are host work
+    themselves, so no host floor applies."""
+    if not on_gpu:
+        return None
+    work = m.get("host_work_ms")
+    if category is not None:
+        by_category = {k.lower(): v for k, v in _json_map(m.get("host_work_without_launches")).items()}
+        work = by_category.get(category.lower())
+    if work is None or not launches:
+        return work
+    per_launch = m.get("launch_api_us")
+    return None if per_launch is None else work - launches * per_launch / 1000
+
+
+def _json_map(raw) -> dict:
+    if isinstance(raw, str):
+        import json
+
+        raw = json.loads(raw)
+    return raw if isinstance(raw, dict) else {}
 
 
 def _chosen_by(bound: str, model: str, inputs: dict) -> str:
@@ -233,6 +277,12 @@ def what_if_document(trace: Path, remove_category: str | None, remove_launches: 
         "saved_pct": head["saved_pct"],
         "uncapped_saved_ms": head["uncapped_ms"],
         "capped": head["capped"],
+        "floor": {
+            "model": FLOOR,
+            "device_ms": head["remaining_device_ms"],
+            "host_ms": head["host_floor_ms"],
+            "ms": head["floor_ms"],
+        },
         "notes": _null_notes(rows, head, model, doc),
         "caveat": _caveat(doc, head, inputs),
         # which inputs were timed without the profiler (the headline) and which under it
@@ -290,6 +340,13 @@ def show_what_if(w: dict) -> None:
         f", capped from {fmt(w['uncapped_saved_ms'], 3)} ms" if w["capped"] else ""
     )
     say(saved)
+    floor = w["floor"]
+    if floor["ms"] is not None:
+        say(
+            f"critical path left: {fmt(floor['ms'], 3)} ms per step, the larger of the device's "
+            f"{fmt(floor['device_ms'], 3)} ms and the host's {fmt(floor['host_ms'], 3)} ms of work that does not "
+            "wait on the device; the projection never goes below it"
+        )
     for note in w["notes"]:
         say(f"note {note}")
     say(f"caveat: {w['caveat']}")
