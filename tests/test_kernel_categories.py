@@ -174,6 +174,8 @@ NAMES = [
     # MIOpen's elementwise tensor ops (shared trace corpus/mi300__resnet_act_checkpoint)
     ("SubTensorOpWithScalar1d", "elementwise", "MIOpen scalar set"),
     ("SubTensorOpWithCastTensor1d", "elementwise", "MIOpen cast"),
+    # MIOpen's im2col for its GEMM convolutions (public MI300/gfx11 profiling notes)
+    ("Im2d2Col_v2", "layout", "MIOpen im2col"),
     # fbgemm_gpu's namespace inside a template argument names no GEMM (shared trace corpus/hta_sampled_rank-0)
     (
         "void at::native::vectorized_elementwise_kernel<4, fbgemm_gpu::_float_to_hfp8_gpu(at::Tensor const&, long, "
