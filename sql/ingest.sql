@@ -24,18 +24,22 @@ CREATE OR REPLACE TEMP TABLE nesting_cut (what VARCHAR, events BIGINT);
 -- A ProfilerStep with no work is not a step: one inside which no host op, runtime call or Python frame
 -- starts on any thread (the profiler opens an empty closing step when the schedule ends) is dropped
 -- here and counted in dropped_steps, which the profile's empty_steps mark reads.
+-- A step whose duration was negative reads as 0 long: it is dropped too, but as a broken event (the
+-- trace_damaged mark counts it, sql/events.sql event_damage), never as a step in which nothing ran.
 CREATE OR REPLACE TEMP TABLE marked_steps AS
 WITH marked AS (
-    SELECT DISTINCT ts, dur FROM ev WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%'
+    SELECT ts, dur, bool_or(negative_duration) AS broken
+    FROM ev WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%' GROUP BY ts, dur
 ),
 host_work AS (SELECT ts FROM ev WHERE kind IN ('op', 'runtime', 'python'))
-SELECT m.ts, m.dur, coalesce(h.ts < m.ts + m.dur, false) AS has_work  -- the first host work from its start on
+SELECT m.ts, m.dur, coalesce(h.ts < m.ts + m.dur, false) AS has_work,  -- the first host work from its start on
+       m.broken
 FROM marked m ASOF LEFT JOIN host_work h ON h.ts >= m.ts;
 
 -- dropped_steps: the ProfilerStep ranges left out because nothing ran inside them (count, and their ms).
 CREATE OR REPLACE TEMP TABLE dropped_steps AS
 SELECT count(*) AS steps, coalesce(sum(dur), 0) / 1e6 AS ms FROM marked_steps
-WHERE NOT has_work AND EXISTS (SELECT 1 FROM marked_steps WHERE has_work);
+WHERE NOT has_work AND NOT broken AND EXISTS (SELECT 1 FROM marked_steps WHERE has_work);
 
 CREATE OR REPLACE TEMP TABLE step_ranges AS
 WITH marked AS (

@@ -261,6 +261,34 @@ def test_mutations_answer_and_count_what_they_changed(trace, clean_answers, tmp_
             assert _comparable(answer) == pytest.approx(_comparable(clean), rel=1e-9, nan_ok=True), name
 
 
+def test_a_broken_step_is_not_called_empty(clean_answers, tmp_path):
+    """A ProfilerStep with a negative duration reads as 0 long and is dropped: the trace_damaged mark counts
+    it, and the empty_steps mark, which says nothing ran inside, does not (the trace disproves that). The
+    broken step is added after the trace's end, where a step of any length would be empty."""
+    trace = next(
+        (
+            t
+            for t, (code, doc) in clean_answers.items()
+            if code == 0 and doc["window"]["source"].startswith("ProfilerStep")
+        ),
+        None,
+    )
+    assert trace is not None, "no small trace with ProfilerStep ranges"
+    doc = _load(trace)
+    events = _events(doc)
+    step = next(e for e in events if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X")
+    end = max(float(e["ts"]) + float(e.get("dur") or 0) for e in events if _number(e.get("ts")))
+    events.append(step | {"name": "ProfilerStep#999999", "ts": end + 1000, "dur": -5})
+    path = tmp_path / "broken_step.json"
+    path.write_text(json.dumps(doc))
+    code, answer, err = _summary(path, tmp_path / "cache")
+    assert code == 0, err
+    assert "1 event: negative duration" in answer["marks"]["trace_damaged"]
+    clean = clean_answers[trace][1]
+    assert answer["marks"].get("empty_steps") == clean["marks"].get("empty_steps")
+    assert answer["window"]["steps"] == clean["window"]["steps"]
+
+
 @pytest.mark.parametrize("trace", SMALLEST[:1], ids=trace_id)
 def test_no_usable_duration_exits_1_with_the_reason(trace, tmp_path):
     doc = _load(trace)
