@@ -19,8 +19,9 @@ import typer
 import libreyolo_profile as lp  # the Python API: the readers' commands open their profile through it
 from libreyolo_profile.cli_arguments import screen_arguments
 from libreyolo_profile.cli_crossrun import db_cmd, import_cmd, query_cmd
+from libreyolo_profile.cli_errors import EXIT_INTERRUPTED, STOPPED, run_stoppable
 from libreyolo_profile.cli_errors import first_paragraph as _first_paragraph
-from libreyolo_profile.cli_errors import interrupted as _interrupted
+from libreyolo_profile.cli_errors import stopped as _stopped
 from libreyolo_profile.cli_help import JSON_HELP, TRACE_HELP
 from libreyolo_profile.cli_measure import infer_cmd, run_cmd
 from libreyolo_profile.cli_roofline import ROOFLINE_WHAT_IF_HELP, roofline_cmd, what_if_at_roofline
@@ -335,14 +336,17 @@ def click_command() -> click.Command:
 
 def run_cli(args: list[str], prog: str) -> int:
     """Parse and run one command; every failure becomes one terminal-safe line on stderr and its exit
-    code, and under --json also {"error": …, "exit_code": …} on stdout."""
+    code, and under --json also {"error": …, "exit_code": …} on stdout. A stop signal that arrived while
+    it ran is its exit code (130, 143), wherever it landed (cli_errors.py)."""
     as_json = "--json" in args
+    return run_stoppable(lambda: _run_command(args, prog, as_json), prog, as_json)
+
+
+def _run_command(args: list[str], prog: str, as_json: bool):
+    """The command's exit code, its failure reported; STOPPED (not reported) when a signal stopped it."""
 
     def fail(message: str, code: int, document: bool = True) -> int:
         return write_error(prog, message, code, as_json and document)  # no document after half a stream
-
-    def interrupted() -> int:
-        return write_error(prog, "interrupted", 130, as_json, prefix="")
 
     try:
         command = click_command()
@@ -350,27 +354,25 @@ def run_cli(args: list[str], prog: str) -> int:
         code = command.main(args=args, prog_name=prog, standalone_mode=False)
         # non-standalone typer returns an Exit's code instead of raising, and turns Ctrl-C into Exit(130)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            return interrupted() if code == 130 else code
+            return STOPPED if code == EXIT_INTERRUPTED else code
         return 0
     except ProfileError as exc:
-        return (
-            interrupted()
-            if _interrupted(exc)
-            else fail(exc.message, exc.exit_code, not getattr(exc, "output_started", False))
-        )
+        if exc.exit_code not in (EXIT_INTERRUPTED, EXIT_TERMINATED) and _stopped(exc):
+            return STOPPED
+        return fail(exc.message, exc.exit_code, not getattr(exc, "output_started", False))
     except _CLICK_EXIT as exc:
         return exc.exit_code
     except (click.ClickException, _TYPER_CLICK_ERROR) as exc:
-        return fail(exc.format_message(), EXIT_USAGE)
+        return STOPPED if _stopped(exc) else fail(exc.format_message(), EXIT_USAGE)
     except (*_CLICK_ABORT, KeyboardInterrupt):
-        return interrupted()
-    except Terminated:  # SIGTERM during a command that cleans up after itself (import)
-        return write_error(prog, "terminated", EXIT_TERMINATED, as_json, prefix="")
+        return STOPPED
+    except Terminated as exc:  # SIGTERM, or an import's own Terminated when no handler of ours saw it
+        return STOPPED if _stopped(exc) else write_error(prog, "terminated", EXIT_TERMINATED, as_json, prefix="")
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback for users; LIBREYOLO_PROFILE_DEBUG=1 shows it
-        if _interrupted(exc):
-            return interrupted()
+        if _stopped(exc):
+            return STOPPED
         if os.environ.get("LIBREYOLO_PROFILE_DEBUG"):
             raise
         return fail(

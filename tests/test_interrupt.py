@@ -1,6 +1,8 @@
 """A measurement killed at any moment (SIGINT, SIGTERM) leaves the previous profile byte-identical
 and no partial files; two measurements into one --project at once keep the previous profile and
-write two whole new ones beside it (infer2, infer3)."""
+write two whole new ones beside it (infer2, infer3). A Ctrl-C or SIGTERM at any moment of `import` or
+`summary` of an uncached trace (inside DuckDB, pyarrow, an import, the publish) exits 130 or 143 with
+the --json error object saying so, and an import leaves either nothing or its whole profile."""
 
 from __future__ import annotations
 
@@ -17,9 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.bad_inputs.make_bad_inputs import T0, kineto_text
-from tests.conftest import default_sigint, run_cli
-
-pytestmark = pytest.mark.slow
+from tests.conftest import default_sigint, require_traces, run_cli
 
 # --no-overhead skips the unprofiled timing pass: the kill points stay the same, the test gets faster
 INFER = ["infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "40", "--no-overhead"]
@@ -121,6 +121,7 @@ KILL_POINTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label,sig,pattern,delay", KILL_POINTS, ids=[k[0] for k in KILL_POINTS])
 def test_killed_measurement_keeps_previous_profile(workspace, label, sig, pattern, delay):
     before = digest(workspace["project"] / "infer")
@@ -143,6 +144,7 @@ def test_killed_measurement_keeps_previous_profile(workspace, label, sig, patter
     assert_no_leftovers(workspace, ("infer", *published))
 
 
+@pytest.mark.slow
 def test_two_measurements_into_one_project(workspace):
     project = workspace["project"]
     previous = digest(project / "infer")
@@ -158,3 +160,69 @@ def test_two_measurements_into_one_project(workspace):
         assert summary.returncode == 0, summary.stderr
         assert json.loads(summary.stdout)["window"]["steps"] == 4
     assert_no_leftovers(workspace, ("infer", "infer2", "infer3"))
+
+
+# a small real trace: a fresh import of it takes about a second, every stage of it (start-up, decode,
+# DuckDB's analysis, the publish, the output) a sizeable part of that
+SIGNALLED_TRACE = "h100_vit_image_classifier.json.gz"
+EXPECTED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
+
+
+def _uncached(command: str, trace: Path, base: Path) -> tuple[list[str], dict, Path]:
+    """A command on a trace no cache holds (a cache of its own), and its --project for an import."""
+    base.mkdir()
+    project = base / "project"
+    args = [sys.executable, "-m", "libreyolo_profile", command, str(trace), "--json"]
+    if command == "import":
+        args += ["--project", str(project)]
+    return args, dict(os.environ, XDG_CACHE_HOME=str(base / "cache"), TMPDIR=str(base)), project
+
+
+def _signalled(args: list[str], env: dict, sig: int, delay: float) -> tuple[int, str, str]:
+    """(the exit code, stdout, stderr) of the command sent `sig` after `delay` seconds."""
+    proc = subprocess.Popen(
+        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    )
+    time.sleep(delay)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def _check_project(project: Path, env: dict) -> None:
+    """Nothing half-written: no profile, or a whole one the readers read."""
+    if not project.exists():
+        return
+    assert [p.name for p in project.iterdir() if p.name.startswith(".")] == [], "staging left behind"
+    for profile in project.glob("*/profile.json"):
+        done = run_cli("summary", str(profile), "--json", env={"XDG_CACHE_HOME": env["XDG_CACHE_HOME"]})
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["profile"]["kind"] == "train", done.stdout
+
+
+@pytest.mark.parametrize("command", ["import", "summary"])
+def test_a_signal_anywhere_in_an_uncached_command_exits_130_or_143(command, tmp_path):
+    trace = require_traces() / SIGNALLED_TRACE
+    args, env, _ = _uncached(command, trace, tmp_path / "whole")
+    started = time.monotonic()
+    whole = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    took = time.monotonic() - started
+    assert whole.returncode == 0, whole.stderr
+    # the start-up before our code runs (the interpreter's own imports) is Python's, not ours: from 15% on
+    stopped = 0
+    for i, fraction in enumerate((0.15, 0.35, 0.55, 0.75, 0.9)):
+        sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
+        args, env, project = _uncached(command, trace, tmp_path / f"try{i}")
+        code, out, err = _signalled(args, env, sig, took * fraction)
+        case = f"{signal.Signals(sig).name} at {took * fraction:.2f} s of {took:.2f}: exit {code}\n{err}"
+        assert "Traceback" not in err and "Exception ignored" not in err, case
+        document = json.loads(out)  # one JSON document, whatever happened
+        _check_project(project, env)
+        if code == 0 and "error" not in document:  # it had finished (or was tearing down) when the signal came
+            continue
+        stopped += 1
+        exit_code, word = EXPECTED[sig]
+        assert code == exit_code and err.strip().splitlines()[-1].startswith(f"libreyolo-profile: {word}"), case
+        if "error" in document:
+            assert document == {"error": word, "exit_code": exit_code}, case
+    assert stopped >= 3, "the signals came too late to test anything: the command got faster"
