@@ -60,11 +60,20 @@ INSERT INTO advice_accelerator_ops VALUES
 -- profile: its host-side verdict carries the caveat (store/document/assemble.py marks it no_device_events).
 CREATE OR REPLACE TEMP TABLE accelerator_declared AS
 WITH devices AS (SELECT count(*) AS n, string_agg(DISTINCT name, ', ' ORDER BY name) AS names FROM roofline_device_input),
-calls AS (SELECT count(*) AS n, string_agg(DISTINCT name, ', ' ORDER BY name) AS names FROM placed_runtime),
+-- the calls and ops quoted: the four most frequent names
+calls AS (
+    SELECT coalesce(sum(k), 0) AS n, string_agg(name, ', ' ORDER BY k DESC, name) FILTER (WHERE rank <= 4)
+           || CASE WHEN count(*) > 4 THEN ', …' ELSE '' END AS names
+    FROM (SELECT name, count(*) AS k, row_number() OVER (ORDER BY count(*) DESC, name) AS rank
+          FROM placed_runtime GROUP BY name)
+),
 allocations AS (SELECT count(*) AS n FROM memory_events WHERE mem_device_type > 0),
 ops AS (
-    SELECT count(*) AS n, string_agg(DISTINCT o.name, ', ' ORDER BY o.name) AS names FROM placed_ops o
-    WHERE EXISTS (SELECT 1 FROM advice_accelerator_ops a WHERE regexp_matches(o.name, '(?i)' || a.pattern))
+    SELECT coalesce(sum(k), 0) AS n, string_agg(name, ', ' ORDER BY k DESC, name) FILTER (WHERE rank <= 4)
+           || CASE WHEN count(*) > 4 THEN ', …' ELSE '' END AS names
+    FROM (SELECT o.name, count(*) AS k, row_number() OVER (ORDER BY count(*) DESC, o.name) AS rank FROM placed_ops o
+          WHERE EXISTS (SELECT 1 FROM advice_accelerator_ops a WHERE regexp_matches(o.name, '(?i)' || a.pattern))
+          GROUP BY o.name)
 )
 SELECT d.n AS devices, d.names AS device_names, c.n AS device_runtime_calls, c.names AS runtime_call_names,
        a.n AS device_allocations, o.n AS accelerator_ops, o.names AS accelerator_op_names,
@@ -300,9 +309,9 @@ ddp AS (
 no_device AS (
     SELECT 'no_device_events' AS rule,
            'the trace shows an accelerator at work — ' || concat_ws(', ',
-               CASE WHEN device_runtime_calls > 0 THEN format('{} device runtime calls ({})', device_runtime_calls, left(runtime_call_names, 120)) END,
+               CASE WHEN device_runtime_calls > 0 THEN format('{} device runtime calls ({})', device_runtime_calls, runtime_call_names) END,
                CASE WHEN device_allocations > 0 THEN format('{} allocator events on a device', device_allocations) END,
-               CASE WHEN accelerator_ops > 0 THEN format('{} ops only an accelerator runs ({})', accelerator_ops, left(accelerator_op_names, 120)) END)
+               CASE WHEN accelerator_ops > 0 THEN format('{} ops only an accelerator runs ({})', accelerator_ops, accelerator_op_names) END)
            || coalesce(format(' on {} ({} in its deviceProperties)', device_names, devices), '')
            || ' — but holds no kernel, copy or memset' AS evidence,
            NULL::DOUBLE AS saving_ms,
