@@ -143,7 +143,7 @@ GROUP BY device, launch_phase, holder, launch_step IS NULL;
 -- a device the table does not know, or a CPU without a measured peak, has NULL peaks and the reason.
 CREATE OR REPLACE TEMP TABLE roofline_device_peak AS
 WITH named AS (
-    SELECT i.device, i.name, m.model, m.tb_per_s, m.bandwidth_source
+    SELECT i.device, i.name, m.model, m.tb_per_s, m.bandwidth_source, m.cache_mib, m.cache_source
     FROM roofline_device_input i LEFT JOIN device_models m
       ON regexp_matches(coalesce(i.name, ''), m.name_pattern)
      AND coalesce(i.total_mb, 0) / 1024 >= m.min_mem_gib AND coalesce(i.total_mb, 0) / 1024 < m.max_mem_gib
@@ -152,10 +152,12 @@ WITH named AS (
 )
 SELECT n.device, n.model, p.peak_class, p.tflops, n.tb_per_s,
        CASE WHEN n.model IS NOT NULL THEN p.source || '; ' || n.bandwidth_source END AS source,
-       CASE WHEN n.model IS NULL THEN 'device ' || coalesce('"' || n.name || '"', n.device) || ' is not in sql/device_peaks.sql' END AS null_reason
+       CASE WHEN n.model IS NULL THEN 'device ' || coalesce('"' || n.name || '"', n.device) || ' is not in sql/device_peaks.sql' END AS null_reason,
+       -- the device's on-chip last-level cache, MiB, and where that figure comes from (NULL: none known)
+       n.cache_mib, n.cache_source
 FROM named n LEFT JOIN device_peaks p ON p.model = n.model
 UNION ALL
-SELECT 'cpu', 'CPU (measured)', 'fp32', tflops, tb_per_s, method, null_reason FROM roofline_cpu_input;
+SELECT 'cpu', 'CPU (measured)', 'fp32', tflops, tb_per_s, method, null_reason, NULL, NULL FROM roofline_cpu_input;
 
 -- roofline_unit_roof: each unit with the roof it is held to. FP32 ops whose kernels ran on Tensor
 -- Cores (sql/tensorcore_rules.sql) are held to the TF32 roof where the device has one.
@@ -176,12 +178,13 @@ roofed AS (
     LEFT JOIN (SELECT DISTINCT device, model FROM roofline_device_peak) d ON d.device = c.device
 )
 SELECT *,
-       flops / (peak_tflops * 1e3) AS compute_ns,          -- TFLOP/s = 1e3 FLOP/ns
-       bytes / (peak_tb_per_s * 1e3) AS memory_ns,         -- TB/s = 1e3 B/ns
-       -- (greatest() skips NULLs: an op with FLOPs and no compute roof for its type has no roofline)
-       CASE WHEN flops = 0 THEN bytes / (peak_tb_per_s * 1e3)
-            WHEN peak_tflops IS NOT NULL
-            THEN greatest(flops / (peak_tflops * 1e3), bytes / (peak_tb_per_s * 1e3)) END AS roofline_ns
+       flops / nullif(peak_tflops * 1e3, 0) AS compute_ns,          -- TFLOP/s = 1e3 FLOP/ns
+       bytes / nullif(peak_tb_per_s * 1e3, 0) AS memory_ns,         -- TB/s = 1e3 B/ns
+       -- (greatest() skips NULLs: an op with FLOPs and no compute roof for its type has no roofline;
+       -- a roof of 0, which no device has, is no roof)
+       CASE WHEN flops = 0 THEN bytes / nullif(peak_tb_per_s * 1e3, 0)
+            WHEN peak_tflops > 0
+            THEN greatest(flops / (peak_tflops * 1e3), bytes / nullif(peak_tb_per_s * 1e3, 0)) END AS roofline_ns
 FROM roofed;
 
 -- roofline_rows: one row per phase, op, recorded shape and dtype (sql/table_roofline.sql), one per phase
@@ -191,7 +194,14 @@ FROM roofed;
 CREATE OR REPLACE TEMP TABLE roofline_rows AS
 WITH all_time AS (
     SELECT (SELECT sum(executed_ns) FROM roofline_unit_roof) + coalesce((SELECT sum(total_ns) FROM roofline_unlaunched), 0) AS ns
-)
+),
+cached AS (
+    -- each unit with its device's on-chip cache, MiB, and where that figure comes from (sql/device_peaks.sql)
+    SELECT u.*, c.cache_mib, c.cache_source
+    FROM roofline_unit_roof u
+    LEFT JOIN (SELECT DISTINCT device, cache_mib, cache_source FROM roofline_device_peak) c ON c.device = u.device
+),
+op_rows AS (
 SELECT phase, op, CAST(NULL AS BOOLEAN) AS launched_outside_steps,
        -- Kineto's compact layout, whatever whitespace the file had ([[4, 197, 768], [768, 768]])
        regexp_replace(regexp_replace(shape_dims, '\s+', '', 'g'), ',', ', ', 'g') AS input_dims, dtype, any_value(family) AS family,
@@ -209,9 +219,41 @@ SELECT phase, op, CAST(NULL AS BOOLEAN) AS launched_outside_steps,
            CASE WHEN avg(flops) > 0 AND avg(compute_ns) >= avg(memory_ns) THEN 'compute' ELSE 'memory' END END AS bound,
        coalesce(any_value(no_model_reason),
                 CASE WHEN count(roofline_ns) < count(*) THEN coalesce(any_value(device_null_reason),
-                    'no ' || coalesce(any_value(roof_class), any_value(dtype), 'compute') || ' roof for this device') END) AS why_null
-FROM roofline_unit_roof
+                    'no ' || coalesce(any_value(roof_class), any_value(dtype), 'compute') || ' roof for this device') END) AS why_null,
+       any_value(device) AS device, any_value(cache_mib) AS cache_mib, any_value(cache_source) AS cache_source
+FROM cached
 GROUP BY phase, op, shape_dims, dtype
+),
+-- a row faster than its roof allows names the cause, or has no roofline figures: a share of roof over 100%
+-- is never shown as a fact. Causes: on a CPU the roof is a measurement this op beat; on a device, bytes
+-- beyond what the bandwidth moves in the row's time that its on-chip cache can hold (left there by the ops
+-- before it)
+above AS (
+    SELECT *,
+        CASE WHEN roofline_ns > device_ns THEN
+            CASE WHEN device = 'cpu'
+                 THEN 'faster than the measured CPU roof (' || coalesce(peak_source, 'measured') || '): the probe that '
+                      || 'measured the roof ran slower than this op, so the roof is understated'
+                 WHEN bound = 'memory' AND cache_mib IS NOT NULL
+                      AND (bytes - cache_mib * 1048576.0) / nullif(peak_tb_per_s * 1e3, 0) <= device_ns
+                 THEN 'above the DRAM roof within the on-chip cache: of its ' || printf('%.1f', bytes / 1e6)
+                      || ' MB, no more than the ' || device_model || '''s ' || cache_mib || ' MiB cache holds ('
+                      || cache_source || ') is beyond what the bandwidth moves in its time: data the ops before it '
+                      || 'left there'
+            END
+        END AS above_cause
+    FROM op_rows
+)
+SELECT phase, op, launched_outside_steps, input_dims, dtype, family, calls, flops, bytes, device_ns, total_ns,
+       time_share_pct, device_model, roof_class, peak_tflops, peak_tb_per_s, peak_source,
+       CASE WHEN roofline_ns <= device_ns OR above_cause IS NOT NULL THEN roofline_ns END AS roofline_ns,
+       CASE WHEN roofline_ns <= device_ns OR above_cause IS NOT NULL THEN above_roof_ns END AS above_roof_ns,
+       bound,
+       coalesce(why_null, above_cause,
+                CASE WHEN roofline_ns > device_ns THEN
+                    'its device time is below its roofline time and no cause is known (no on-chip cache figure '
+                    || 'that holds the excess): its roofline figures are left out' END) AS why_null
+FROM above
 UNION ALL
 SELECT phase, op, CASE WHEN op IS NULL THEN launched_outside_steps END, NULL, NULL, NULL, sum(calls), NULL, NULL, NULL, sum(total_ns),
        100.0 * sum(total_ns) / nullif((SELECT ns FROM all_time), 0),
@@ -224,13 +266,13 @@ CREATE OR REPLACE TEMP TABLE roofline_summary AS
 WITH g AS (
     SELECT * FROM roofline_unit_roof
     WHERE family IN ('mm', 'addmm', 'bmm', 'baddbmm', 'linear', 'matmul', 'conv', 'conv_backward')
-      AND flops > 0 AND peak_tflops IS NOT NULL AND device_ns > 0
+      AND flops > 0 AND peak_tflops > 0 AND device_ns > 0
 )
 SELECT
     -- FLOP-weighted mean of achieved ÷ peak TFLOP/s over GEMM and convolution calls, %
-    100.0 * (SELECT sum(flops * (flops / device_ns / 1e3) / peak_tflops) / sum(flops) FROM g) AS gemm_conv_peak_pct,
+    100.0 * (SELECT sum(flops * (flops / device_ns / 1e3) / peak_tflops) / nullif(sum(flops), 0) FROM g) AS gemm_conv_peak_pct,
     -- Σ roofline time of the modeled calls, per measured step, ms (NULL when no call has a roof)
-    (SELECT sum(roofline_ns) FROM roofline_unit_roof) / 1e6 / (SELECT steps FROM measurement_window) AS sol_step_ms,
+    (SELECT sum(roofline_ns) FROM roofline_unit_roof) / 1e6 / nullif((SELECT steps FROM measurement_window), 0) AS sol_step_ms,
     -- modeled calls' share of all units' device time, % (how much of the step the speed of light covers)
     100.0 * (SELECT sum(device_ns) FILTER (WHERE roofline_ns IS NOT NULL) / nullif(sum(device_ns), 0) FROM roofline_unit_roof)
         AS roofline_coverage_pct,

@@ -7,25 +7,36 @@
 -- placed_ops (sql/ingest.sql: shape_dims, input_types, concrete_inputs as the trace recorded
 -- Input Dims, Input type and Concrete Inputs), roofline_models, roofline_arg_positions, roofline_dtypes.
 -- Bytes: every tensor input read once plus every output written once, elements × element size
--- (a lower bound of the traffic: what the op cannot avoid moving). An output's element size is the
--- widest tensor input's. Where a figure cannot be derived, it is NULL and no_model_reason says why.
+-- (a lower bound of the traffic: what the op cannot avoid moving). A 0-dim argument beside a tensor of
+-- one or more dimensions is a Python scalar the profiler wrapped (or a one-element tensor): it moves no
+-- bytes and does not widen the output. An output's element size is the promoted type of the inputs
+-- (roofline_dtypes.category), the out= tensor's, which is written once and not read, or an in-place op's self's. A zero-element
+-- tensor moves nothing and does no arithmetic. Where a figure cannot be derived, it is NULL and
+-- no_model_reason says why; no division here can give NaN or Infinity (a divisor of zero elements is guarded).
 
 -- rl_numel: elements of a tensor of dims d (a 0-dim tensor has one), NULL for no tensor.
 CREATE OR REPLACE TEMP MACRO rl_numel(d) AS CASE WHEN d IS NOT NULL THEN coalesce(list_product(d), 1.0) END;
+-- rl_lead: elements of a tensor of dims d over all but its last k dimensions (1 when none are left),
+-- a product rather than numel ÷ the last dims, so that a zero-length dimension there cannot make 0 ÷ 0.
+CREATE OR REPLACE TEMP MACRO rl_lead(d, k) AS coalesce(list_product(list_slice(d, 1, greatest(len(d) - k, 0))), 1.0);
 -- rl_ints: a Concrete Inputs text as an integer list ('[2, 2]' or '2'), NULL when it is neither.
 CREATE OR REPLACE TEMP MACRO rl_ints(txt) AS
     CASE WHEN TRY_CAST(txt AS BIGINT) IS NOT NULL THEN [TRY_CAST(txt AS BIGINT)] ELSE TRY_CAST(txt AS BIGINT[]) END;
 -- rl_at: spatial dimension i of a per-dimension argument (one value stands for every dimension).
 CREATE OR REPLACE TEMP MACRO rl_at(l, i) AS CASE WHEN len(l) = 1 THEN l[1] ELSE l[i] END;
--- rl_window_out: output length of a sliding window (convolution, pooling), the PyTorch formula.
+-- rl_window_out: output length of a sliding window (convolution, pooling), the PyTorch formula (NULL for stride 0).
 CREATE OR REPLACE TEMP MACRO rl_window_out(n, k, s, p, d, ceil_mode) AS
-    CASE WHEN ceil_mode THEN ceil((n + 2 * p - d * (k - 1) - 1) / s) ELSE floor((n + 2 * p - d * (k - 1) - 1) / s) END + 1;
+    CASE WHEN ceil_mode THEN ceil((n + 2 * p - d * (k - 1) - 1) / nullif(s, 0))
+         ELSE floor((n + 2 * p - d * (k - 1) - 1) / nullif(s, 0)) END + 1;
 
 CREATE OR REPLACE TEMP TABLE roofline_costs AS
 WITH positions AS (
     SELECT op, map(list(arg), list(position)) AS argpos FROM roofline_arg_positions GROUP BY op
 ),
-sizes AS (SELECT map(list(type_name), list(element_bytes)) AS bytes_of FROM roofline_dtypes),
+sizes AS (
+    SELECT map(list(type_name), list(element_bytes)) AS bytes_of, map(list(type_name), list(category)) AS category_of
+    FROM roofline_dtypes
+),
 calls AS (
     -- the calls of modeled ops in measured steps, each with its signature: a call's cost depends only on its
     -- op and what the trace recorded of its inputs, and a step repeats the same few hundred signatures (a
@@ -41,26 +52,49 @@ shaped AS (
            CASE WHEN json_valid(c.shape_dims) THEN from_json(c.shape_dims, '["JSON"]') END AS dims_json,
            TRY_CAST(c.input_types AS VARCHAR[]) AS types,
            TRY_CAST(c.concrete_inputs AS VARCHAR[]) AS ci,
-           s.bytes_of
+           s.bytes_of, s.category_of
     FROM (SELECT DISTINCT ON (signature) signature, op, shape_dims, input_types, concrete_inputs FROM calls) c
     JOIN roofline_models m ON m.op = c.op
     LEFT JOIN positions p ON p.op = c.op, sizes s
 ),
 typed AS (
-    -- per argument: its element size (NULL: not a tensor of a known type) and its dims
-    SELECT *, list_transform(range(1, len(types) + 1), lambda i: bytes_of[types[i]]) AS esz
+    -- per argument: its element size (NULL: not a tensor of a known type), its promotion category and
+    -- its dims; out_pos: the out= tensor's position, where the call has one
+    SELECT *, list_transform(range(1, len(types) + 1), lambda i: bytes_of[types[i]]) AS esz,
+           list_transform(range(1, len(types) + 1), lambda i: category_of[types[i]]) AS cat,
+           CASE WHEN bytes_of[types[argpos['out']]] IS NOT NULL THEN argpos['out'] END AS out_pos
     FROM shaped
 ),
 args AS (
+    -- dims as doubles: a product of dims past int64 (a mutated or foreign trace) is a large figure, not an
+    -- overflow error (blame.sql reads these costs: an error here would fail the whole profile)
     SELECT *,
            list_transform(range(1, len(types) + 1),
-                          lambda i: CASE WHEN esz[i] IS NOT NULL THEN TRY_CAST(dims_json[i] AS BIGINT[]) END) AS d
+                          lambda i: CASE WHEN esz[i] IS NOT NULL THEN TRY_CAST(dims_json[i] AS DOUBLE[]) END) AS d
     FROM typed
+),
+inputs AS (
+    -- the tensor inputs (positions; the out= tensor is no input), and those that move bytes: the ones of
+    -- one or more dimensions, or every one where all are 0-dim
+    SELECT *, coalesce(nullif(list_filter(tensor_in, lambda i: len(d[i]) > 0), []), tensor_in) AS moving
+    FROM (SELECT *, list_filter(range(1, len(types) + 1), lambda i: d[i] IS NOT NULL AND i IS DISTINCT FROM out_pos)
+                    AS tensor_in
+          FROM args)
+),
+promoted AS (
+    -- the result's element size as PyTorch promotes: the highest category among the inputs, then the widest
+    -- of that category, a tensor of one or more dimensions before a 0-dim one
+    SELECT *, list_max(list_transform(coalesce(nullif(list_filter(top, lambda i: len(d[i]) > 0), []), top),
+                                      lambda i: esz[i])) AS e_promoted
+    FROM (SELECT *, list_filter(tensor_in, lambda i: cat[i] = list_max(list_transform(tensor_in, lambda j: cat[j])))
+                    AS top
+          FROM inputs)
 ),
 sized AS (
     SELECT *,
-           list_sum(list_transform(range(1, len(types) + 1), lambda i: coalesce(rl_numel(d[i]) * esz[i], 0))) AS in_bytes,
-           list_max(esz) AS e_out,
+           coalesce(list_sum(list_transform(moving, lambda i: rl_numel(d[i]) * esz[i])), 0) AS in_bytes,
+           -- an in-place op (PyTorch names them with a trailing _) writes its first argument, in its own type
+           CASE WHEN out_pos IS NOT NULL THEN esz[out_pos] WHEN ends_with(op, '_') THEN esz[1] ELSE e_promoted END AS e_out,
            list_filter(d, lambda t: t IS NOT NULL) AS tensors,
            rl_numel(d[1]) AS n1, rl_numel(d[2]) AS n2, rl_numel(d[3]) AS n3,
            ci[argpos['stride']] AS stride_txt, ci[argpos['padding']] AS padding_txt, ci[argpos['dilation']] AS dilation_txt,
@@ -71,7 +105,7 @@ sized AS (
            TRY_CAST(ci[argpos['training']] AS BOOLEAN) AS training,
            TRY_CAST(ci[argpos['ceil']] AS BOOLEAN) AS ceil_mode,
            TRY_CAST(ci[argpos['mask']] AS BOOLEAN[]) AS mask
-    FROM args
+    FROM promoted
 ),
 parsed AS (
     -- the Concrete Inputs the formulas below read, as integer lists, parsed once per call (inside the
@@ -89,12 +123,12 @@ gemm AS (
             WHEN 'addmm' THEN [1, d[2][1], d[2][2], d[3][2]]
             WHEN 'bmm' THEN [d[1][1], d[1][2], d[1][3], d[2][3]]
             WHEN 'baddbmm' THEN [d[2][1], d[2][2], d[2][3], d[3][3]]
-            WHEN 'linear' THEN [1, n1 / d[1][-1], d[1][-1], d[2][1]]
+            WHEN 'linear' THEN [1, rl_lead(d[1], 1), d[1][-1], d[2][1]]
             WHEN 'matmul' THEN CASE
                 WHEN len(d[1]) = 1 AND len(d[2]) = 1 THEN [1, 1, d[1][1], 1]
-                WHEN len(d[2]) = 1 THEN [1, n1 / d[1][-1], d[1][-1], 1]
-                WHEN len(d[1]) = 1 THEN [n2 / (d[2][-2] * d[2][-1]), 1, d[2][-2], d[2][-1]]
-                ELSE [greatest(n1 / (d[1][-2] * d[1][-1]), n2 / (d[2][-2] * d[2][-1])), d[1][-2], d[1][-1], d[2][-1]]
+                WHEN len(d[2]) = 1 THEN [1, rl_lead(d[1], 1), d[1][-1], 1]
+                WHEN len(d[1]) = 1 THEN [rl_lead(d[2], 2), 1, d[2][-2], d[2][-1]]
+                ELSE [greatest(rl_lead(d[1], 2), rl_lead(d[2], 2)), d[1][-2], d[1][-1], d[2][-1]]
             END
         END::DOUBLE[] AS bmkn
     FROM parsed
@@ -134,10 +168,10 @@ costed AS (
                      * (CAST(mask[1] AS INTEGER) + CAST(mask[2] AS INTEGER))
             -- Q·Kᵀ and P·V: 2·(B·H)·L·S·(E + Ev); a causal mask skips half; backward: twice the forward
             WHEN family = 'attention'
-                THEN 2 * (n1 / (d[1][-2] * d[1][-1])) * d[1][-2] * d[2][-2] * (d[1][-1] + d[3][-1])
+                THEN 2 * rl_lead(d[1], 2) * d[1][-2] * d[2][-2] * (d[1][-1] + d[3][-1])
                      * CASE WHEN causal THEN 0.5 ELSE 1 END
             WHEN family = 'attention_backward'
-                THEN 4 * (n2 / (d[2][-2] * d[2][-1])) * d[2][-2] * d[3][-2] * (d[2][-1] + d[4][-1])
+                THEN 4 * rl_lead(d[2], 2) * d[2][-2] * d[3][-2] * (d[2][-1] + d[4][-1])
                      * CASE WHEN causal THEN 0.5 ELSE 1 END
             WHEN family = 'norm' AND argpos['training'] IS NOT NULL
                 THEN n1 * CASE WHEN training THEN flops_per_element WHEN NOT training THEN 2 END
@@ -145,9 +179,9 @@ costed AS (
                 THEN n1 * flops_per_element
             WHEN family = 'pool_backward' THEN n1 * flops_per_element
             WHEN family = 'pool'
-                THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial) * list_product(kernel_ints)
+                THEN rl_lead(d[1], 2) * list_product(out_spatial) * list_product(kernel_ints)
                      * CASE WHEN len(kernel_ints) = 1 THEN kernel_ints[1] ELSE 1 END * flops_per_element
-            WHEN family = 'upsample' THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial) * flops_per_element
+            WHEN family = 'upsample' THEN rl_lead(d[1], 2) * list_product(out_spatial) * flops_per_element
             WHEN family IN ('cat', 'copy', 'embedding') THEN 0
         END AS model_flops,
         -- elements written: the op's output(s)
@@ -158,7 +192,7 @@ costed AS (
                      * list_product(out_spatial)
             WHEN family = 'conv_backward'
                 THEN CAST(mask[1] AS INTEGER) * n2 + CAST(mask[2] AS INTEGER) * n3 + CAST(mask[3] AS INTEGER) * d[1][2]
-            WHEN family = 'attention' THEN (n1 / d[1][-1]) * d[3][-1]
+            WHEN family = 'attention' THEN rl_lead(d[1], 1) * d[3][-1]
             WHEN family = 'attention_backward' THEN n2 + n3 + rl_numel(d[4])
             WHEN family = 'elementwise'
                 THEN list_product(list_transform(range(1, list_max(list_transform(tensors, lambda t: len(t))) + 1),
@@ -167,13 +201,16 @@ costed AS (
                             THEN t[len(t) - list_max(list_transform(tensors, lambda u: len(u))) + j] ELSE 1 END))))
             WHEN family IN ('norm', 'norm_backward', 'softmax') THEN n1
             WHEN family = 'pool'
-                THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial)
-                     * CASE WHEN op = 'aten::max_pool2d_with_indices' THEN 1 + 8.0 / e_out ELSE 1 END
+                THEN rl_lead(d[1], 2) * list_product(out_spatial)
+                     * CASE WHEN op = 'aten::max_pool2d_with_indices' THEN 1 + 8.0 / nullif(e_out, 0) ELSE 1 END
             WHEN family = 'pool_backward' THEN n2
-            WHEN family IN ('adaptive_pool', 'upsample') THEN n1 / (d[1][-2] * d[1][-1]) * list_product(out_spatial)
+            WHEN family IN ('adaptive_pool', 'upsample') THEN rl_lead(d[1], 2) * list_product(out_spatial)
+            -- the kept dimensions' elements (a product, not numel ÷ the reduced ones: a zero-length one is no divisor)
             WHEN family = 'reduction'
-                THEN n1 / coalesce(list_product(list_transform(coalesce(nullif(dim_ints, []), range(0, len(d[1]))),
-                                                               lambda k: d[1][CASE WHEN k < 0 THEN len(d[1]) + k + 1 ELSE k + 1 END])), 1)
+                THEN coalesce(list_product(list_transform(range(1, len(d[1]) + 1), lambda i: CASE
+                         WHEN list_contains(list_transform(coalesce(nullif(dim_ints, []), range(0, len(d[1]))),
+                                                           lambda k: CASE WHEN k < 0 THEN len(d[1]) + k + 1 ELSE k + 1 END), i)
+                         THEN 1 ELSE d[1][i] END)), 1)
             WHEN family = 'embedding' THEN n2 * d[1][-1]
             WHEN family = 'copy' THEN n1
         END AS out_elements

@@ -75,7 +75,7 @@ SELECT * FROM (VALUES
 -- lists (1-based, the op's schema order). Tensor arguments: x (input), w (weight), bias,
 -- q/k/v/grad (attention), main (the tensor whose elements drive an elementwise-like formula).
 -- Concrete arguments: stride, padding, dilation, transposed, output_padding, groups, kernel, ceil,
--- causal, training, mask (convolution_backward's output_mask), dim, size, scale.
+-- causal, training, mask (convolution_backward's output_mask), dim, size, scale, out.
 CREATE OR REPLACE TEMP TABLE roofline_arg_positions AS
 SELECT * FROM (VALUES
     ('aten::convolution', 'stride', 4), ('aten::convolution', 'padding', 5), ('aten::convolution', 'dilation', 6),
@@ -119,20 +119,38 @@ SELECT * FROM (VALUES
     ('aten::upsample_nearest2d', 'size', 2), ('aten::upsample_nearest2d', 'scale', 3),
     ('aten::upsample_bilinear2d', 'size', 2), ('aten::upsample_bilinear2d', 'scale', 4),
     -- reductions over dim (sum/mean/amax(self, dim, keepdim, …)); empty: every dimension
-    ('aten::sum', 'dim', 2), ('aten::mean', 'dim', 2), ('aten::amax', 'dim', 2)
+    ('aten::sum', 'dim', 2), ('aten::mean', 'dim', 2), ('aten::amax', 'dim', 2),
+    -- out: the out= tensor of the op's .out overload (one past the functional schema's arguments), which
+    -- the op writes once and never reads; it counts only where the recorded argument there is a tensor
+    ('aten::mm', 'out', 3), ('aten::bmm', 'out', 3), ('aten::matmul', 'out', 3), ('aten::linear', 'out', 4),
+    ('aten::addmm', 'out', 6), ('aten::baddbmm', 'out', 6),
+    ('aten::add', 'out', 4), ('aten::sub', 'out', 4), ('aten::mul', 'out', 3), ('aten::div', 'out', 3),
+    ('aten::neg', 'out', 2), ('aten::exp', 'out', 2), ('aten::sqrt', 'out', 2), ('aten::rsqrt', 'out', 2),
+    ('aten::pow', 'out', 3), ('aten::where', 'out', 4), ('aten::clamp', 'out', 4), ('aten::clamp_min', 'out', 3),
+    ('aten::gelu', 'out', 3), ('aten::silu', 'out', 2), ('aten::sigmoid', 'out', 2), ('aten::tanh', 'out', 2),
+    ('aten::hardswish', 'out', 2), ('aten::leaky_relu', 'out', 3),
+    ('aten::threshold_backward', 'out', 4), ('aten::silu_backward', 'out', 3), ('aten::gelu_backward', 'out', 4),
+    ('aten::sigmoid_backward', 'out', 3), ('aten::tanh_backward', 'out', 3), ('aten::hardswish_backward', 'out', 3),
+    ('aten::leaky_relu_backward', 'out', 5),
+    ('aten::sum', 'out', 5), ('aten::mean', 'out', 5), ('aten::amax', 'out', 4),
+    ('aten::softmax', 'out', 4), ('aten::_softmax', 'out', 4), ('aten::log_softmax', 'out', 4),
+    ('aten::_log_softmax', 'out', 4)
 ) AS t(op, arg, position);
 
--- roofline_dtypes: the element types the profiler records ("Input type"), their size and the
--- peak class sql/device_peaks.sql keys on (NULL: no compute roof for that type).
+-- roofline_dtypes: the element types the profiler records ("Input type"), their size, the
+-- peak class sql/device_peaks.sql keys on (NULL: no compute roof for that type) and the type-promotion
+-- category (bool 0 < integer 1 < floating 2 < complex 3): an op's result takes the widest type of the
+-- highest category among its tensors of one or more dimensions, as PyTorch promotes (a Python scalar,
+-- recorded as a 0-dim double or long tensor, does not widen a float32 result).
 CREATE OR REPLACE TEMP TABLE roofline_dtypes AS
 SELECT * FROM (VALUES
-    ('float', 4, 'float32', 'fp32'), ('double', 8, 'float64', 'fp64'),
-    ('c10::Half', 2, 'float16', 'fp16'), ('c10::BFloat16', 2, 'bfloat16', 'bf16'),
-    ('c10::Float8_e4m3fn', 1, 'float8_e4m3fn', 'fp8'), ('c10::Float8_e5m2', 1, 'float8_e5m2', 'fp8'),
-    ('c10::Float8_e4m3fnuz', 1, 'float8_e4m3fnuz', 'fp8'), ('c10::Float8_e5m2fnuz', 1, 'float8_e5m2fnuz', 'fp8'),
-    ('c10::Float4_e2m1fn_x2', 1, 'float4_e2m1fn_x2', 'fp4'),
-    ('long int', 8, 'int64', NULL), ('long', 8, 'int64', NULL), ('int', 4, 'int32', NULL),
-    ('short int', 2, 'int16', NULL), ('short', 2, 'int16', NULL), ('signed char', 1, 'int8', NULL),
-    ('unsigned char', 1, 'uint8', NULL), ('bool', 1, 'bool', NULL),
-    ('c10::complex<float>', 8, 'complex64', NULL), ('c10::complex<double>', 16, 'complex128', NULL)
-) AS t(type_name, element_bytes, dtype, peak_class);
+    ('float', 4, 'float32', 'fp32', 2), ('double', 8, 'float64', 'fp64', 2),
+    ('c10::Half', 2, 'float16', 'fp16', 2), ('c10::BFloat16', 2, 'bfloat16', 'bf16', 2),
+    ('c10::Float8_e4m3fn', 1, 'float8_e4m3fn', 'fp8', 2), ('c10::Float8_e5m2', 1, 'float8_e5m2', 'fp8', 2),
+    ('c10::Float8_e4m3fnuz', 1, 'float8_e4m3fnuz', 'fp8', 2), ('c10::Float8_e5m2fnuz', 1, 'float8_e5m2fnuz', 'fp8', 2),
+    ('c10::Float4_e2m1fn_x2', 1, 'float4_e2m1fn_x2', 'fp4', 2),
+    ('long int', 8, 'int64', NULL, 1), ('long', 8, 'int64', NULL, 1), ('int', 4, 'int32', NULL, 1),
+    ('short int', 2, 'int16', NULL, 1), ('short', 2, 'int16', NULL, 1), ('signed char', 1, 'int8', NULL, 1),
+    ('unsigned char', 1, 'uint8', NULL, 1), ('bool', 1, 'bool', NULL, 0),
+    ('c10::complex<float>', 8, 'complex64', NULL, 3), ('c10::complex<double>', 16, 'complex128', NULL, 3)
+) AS t(type_name, element_bytes, dtype, peak_class, category);

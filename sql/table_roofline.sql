@@ -25,7 +25,7 @@ SELECT
     -- calls in the window, count
     calls,
     -- calls per measured step, count
-    calls / (SELECT steps FROM measurement_window) AS calls_per_step,
+    calls / nullif((SELECT steps FROM measurement_window), 0) AS calls_per_step,
     -- FLOPs of one call, GFLOP
     flops / 1e9 AS gflops,
     -- bytes one call moves (inputs read once, outputs written once), MB (10^6 bytes)
@@ -35,13 +35,13 @@ SELECT
     -- device time of one call: the union of the device work it launched (CPU: its wall time), µs
     device_ns / 1e3 AS device_us,
     -- device time of all its calls per measured step: their executions' times summed, as the kernels table counts them, ms
-    total_ns / 1e6 / (SELECT steps FROM measurement_window) AS device_ms_per_step,
+    total_ns / 1e6 / nullif((SELECT steps FROM measurement_window), 0) AS device_ms_per_step,
     -- share of the window's device time (every op's and the work no op launched), %
     time_share_pct,
     -- achieved compute rate, TFLOP/s
-    flops / device_ns / 1e3 AS tflops_per_s,
+    flops / nullif(device_ns, 0) / 1e3 AS tflops_per_s,
     -- achieved memory rate, TB/s
-    bytes / device_ns / 1e3 AS tb_per_s,
+    bytes / nullif(device_ns, 0) / 1e3 AS tb_per_s,
     -- the device named from the trace's deviceProperties (sql/device_peaks.sql), or 'CPU (measured)'
     device_model,
     -- the roof's peak class (fp32, tf32, bf16, fp16, fp8, fp4, fp64)
@@ -59,8 +59,9 @@ SELECT
     -- compute | memory: which roof binds (NULL without one)
     bound,
     -- device time above the roofline time, all calls per measured step, ms
-    above_roof_ns / 1e6 / (SELECT steps FROM measurement_window) AS above_roof_ms_per_step,
-    -- why FLOPs or the roof are NULL (no model, shapes not recorded, device not in the peak table)
+    above_roof_ns / 1e6 / nullif((SELECT steps FROM measurement_window), 0) AS above_roof_ms_per_step,
+    -- why FLOPs or the roof are NULL (no model, shapes not recorded, device not in the peak table), or why the
+    -- row stands above its roof (pct_of_roofline over 100: the cause; none known: its roofline figures are NULL)
     why_null AS no_model_reason
 FROM roofline_rows
 ORDER BY total_ns DESC NULLS LAST, op, phase, input_dims;

@@ -10,7 +10,7 @@
 WITH per_op AS (
     SELECT op, input_dims, calls_per_step, device_us, roofline_us, pct_of_roofline,
            -- the device time of one call at PCT% of its roof, never more than it took, µs
-           least(device_us, roofline_us * 100 / $pct) AS projected_us
+           least(device_us, roofline_us * 100 / nullif($pct, 0)) AS projected_us
     FROM roofline WHERE roofline_us IS NOT NULL AND device_us > 0
 ),
 saved AS (
@@ -22,7 +22,7 @@ SELECT op, input_dims, calls_per_step, device_us, projected_us, pct_of_roofline,
        least(sum(saved_ms_per_step) OVER (), coalesce($cap_ms, sum(saved_ms_per_step) OVER ())) AS saved_ms,
        -- the projected step, ms, and the saving's share of the step, %
        $step_ms - least(sum(saved_ms_per_step) OVER (), coalesce($cap_ms, sum(saved_ms_per_step) OVER ())) AS projected_step_ms,
-       100.0 * least(sum(saved_ms_per_step) OVER (), coalesce($cap_ms, sum(saved_ms_per_step) OVER ())) / $step_ms AS saved_pct
+       100.0 * least(sum(saved_ms_per_step) OVER (), coalesce($cap_ms, sum(saved_ms_per_step) OVER ())) / nullif($step_ms, 0) AS saved_pct
 FROM saved
 WHERE saved_ms_per_step > 0
 ORDER BY saved_ms_per_step DESC, op, input_dims;

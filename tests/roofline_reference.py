@@ -161,3 +161,116 @@ def reference_units(path: Path) -> dict:
         }
         for key, r in rows.items()
     }
+
+
+# -- the bytes of elementwise calls, from PyTorch itself --------------------------------------------------------
+# Written from PyTorch's own semantics, not from sql/roofline_costs.sql: each recorded call is re-run on "meta"
+# tensors (shapes and dtypes, no data), so the output's shape and dtype are what PyTorch gives (its broadcasting
+# and type promotion), and whether the last argument is an out= tensor is what the op's schemas say. A 0-dim
+# argument beside a tensor of one or more dimensions is a Python number the profiler wrapped: it moves nothing.
+ELEMENTWISE = (
+    "aten::add",
+    "aten::add_",
+    "aten::sub",
+    "aten::sub_",
+    "aten::mul",
+    "aten::mul_",
+    "aten::div",
+    "aten::div_",
+    "aten::neg",
+    "aten::exp",
+    "aten::sqrt",
+    "aten::rsqrt",
+    "aten::relu",
+    "aten::relu_",
+    "aten::sigmoid",
+    "aten::tanh",
+)
+TORCH_DTYPES = {
+    "float": "float32",
+    "double": "float64",
+    "c10::Half": "float16",
+    "c10::BFloat16": "bfloat16",
+    "long int": "int64",
+    "long": "int64",
+    "int": "int32",
+    "bool": "bool",
+    "unsigned char": "uint8",
+}
+
+
+def _out_position(torch, name: str, count: int) -> int | None:
+    """The 0-based position of the out= tensor when every schema of `name` with `count` arguments ends in one."""
+    schemas = [s for s in torch._C._jit_get_schemas_for_operator(name) if len(s.arguments) == count]
+    if schemas and all(s.arguments[-1].name == "out" for s in schemas):
+        return count - 1
+    return None
+
+
+def elementwise_bytes(torch, name: str, dims: list, types: list) -> float | None:
+    """Bytes one call moves (tensor inputs read once, the output written once), None where the recorded
+    arguments are not ones this reference re-runs."""
+    out_at = _out_position(torch, name, len(types))
+    tensors = [i for i, t in enumerate(types) if t in TORCH_DTYPES and isinstance(dims[i], list) and i != out_at]
+    if not tensors:
+        return None
+    shaped = [i for i in tensors if dims[i]]
+    args = []
+    for i, t in enumerate(types):
+        if i == out_at:
+            continue
+        dtype = getattr(torch, TORCH_DTYPES[t]) if t in TORCH_DTYPES else None
+        if i in tensors and (dims[i] or not shaped):
+            args.append(torch.empty(dims[i], dtype=dtype, device="meta"))
+        elif i in tensors:  # a wrapped Python number
+            args.append(1.0 if dtype.is_floating_point else 1)
+        elif t in ("Scalar", "Int", "Double"):
+            args.append(1)
+        else:
+            return None
+    op = getattr(torch.ops.aten, name.removeprefix("aten::"))
+    result = None
+    # trailing numbers may be keyword-only (add's alpha): their defaults give the same output
+    while result is None and args:
+        try:
+            result = op(*args)
+        except (RuntimeError, TypeError):
+            if isinstance(args[-1], torch.Tensor):
+                return None
+            args = args[:-1]
+    if result is None:
+        return None
+    read = sum(math.prod(dims[i]) * args_size(torch, types[i]) for i in (shaped or tensors))
+    out_size = args_size(torch, types[out_at]) if out_at is not None else result.element_size()
+    return read + result.numel() * out_size
+
+
+def args_size(torch, type_name: str) -> int:
+    return torch.empty((), dtype=getattr(torch, TORCH_DTYPES[type_name])).element_size()
+
+
+def reference_elementwise(path: Path) -> dict:
+    """Per (op, Input Dims as compact JSON, the first tensor's dtype) of the elementwise calls in a trace: the
+    MB one call moves, each value its calls move (calls of one key can differ in their other arguments' types)."""
+    import torch
+
+    with gzip.open(path) if str(path).endswith(".gz") else open(path, "rb") as handle:
+        data = json.load(handle)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    rows: dict = {}
+    for e in events:
+        if not isinstance(e, dict) or e.get("name") not in ELEMENTWISE:
+            continue
+        args = e.get("args") or {}
+        dims, types = args.get("Input Dims"), args.get("Input type")
+        if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
+            continue
+        first = next((TORCH_DTYPES[t] for t in types if t in TORCH_DTYPES), None)
+        signature = (e["name"], json.dumps(dims), json.dumps(types))
+        if signature not in rows:
+            moved = elementwise_bytes(torch, e["name"], dims, types)
+            rows[signature] = (first, None if moved is None else moved / 1e6)
+    found: dict = {}
+    for (name, dims, _), (first, mb) in rows.items():
+        found.setdefault((name, dims, first), set()).add(mb)
+    return {key: values for key, values in found.items() if None not in values}

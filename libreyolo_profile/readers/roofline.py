@@ -13,8 +13,9 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
+from libreyolo_profile.store.document.marks import SECTION_UNAVAILABLE
+from libreyolo_profile.store.ingest.analyse import ROOFLINE_METRICS
 
-ROOFLINE_METRICS = ("gemm_conv_peak_pct", "sol_step_ms", "sol_step_pct", "roofline_coverage_pct")
 NO_ROWS = (
     "this profile holds no roofline rows: it was written before the roofline table existed, or its "
     "window has no op calls (`libreyolo profile run|infer` record the shapes it needs)"
@@ -38,9 +39,10 @@ def above_roof_rows(con, top: int = ABOVE_ROOF_SHOWN) -> list[dict]:
 
 
 def above_roof_lines(rows: list[dict], noun: str = "step") -> list[str]:
-    """One sentence per op: how much time above its roof, at what share of it, bound by what."""
+    """One sentence per op: how much longer than its roofline time it took, at what share of its roof, bound
+    by what (time over the roofline: the op ran slower than the roof allows)."""
     return [
-        f"{r['op']} {_shape(r['input_dims'])}: {r['above_roof_ms_per_step']:.3g} ms/{noun} above its roofline "
+        f"{r['op']} {_shape(r['input_dims'])}: {r['above_roof_ms_per_step']:.3g} ms/{noun} over its roofline time "
         f"({r['pct_of_roofline']:.3g}% of roof, {r['bound']}-bound)"
         for r in rows
     ]
@@ -91,6 +93,8 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
         name: profile.doc.get("null_reasons", {}).get(name) for name in ROOFLINE_METRICS if figures[name] is None
     }
     note = None if rows else (NO_ROWS if op is None else f"no roofline row matches --op {op!r}")
+    if not rows and SECTION_UNAVAILABLE in profile.doc.get("marks", {}) and reasons.get("sol_step_ms"):
+        note = reasons["sol_step_ms"]  # the section could not be computed on this trace: why, not "no rows"
     if as_json:
         emit_json(
             {

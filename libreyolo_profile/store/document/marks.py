@@ -19,6 +19,8 @@ PHASES_INFERRED = "phases_inferred"
 WINDOW_FALLBACK = "window_fallback"
 NESTING_CUT = "nesting_cut"  # ranges nested deeper than sql/ingest.sql's nesting_cap were left out
 EMPTY_STEPS = "empty_steps"
+SECTION_UNAVAILABLE = "section_unavailable"  # an optional section could not be computed on this trace; the rest stands
+NON_FINITE = "non_finite_values"  # NaN or Infinity computed somewhere, stored as null (store/document/assemble.py)
 
 # -- marks a measurement adds (measure/) -----------------------------------------------------------------
 
@@ -108,6 +110,21 @@ def empty_steps(count: int, ms: float) -> str:
     return (
         f"{count} ProfilerStep range(s) ({ms:.3f} ms in all) dropped: nothing ran inside them (no op, runtime "
         "call or Python frame on any thread), so they are not steps"
+    )
+
+
+def section_unavailable(reasons: dict[str, str]) -> str:
+    """`reasons`: {section: why it could not be computed} (store/ingest/analyse.py OPTIONAL_SECTIONS)."""
+    return (
+        "sections left out, each null or empty, the rest of the profile unaffected: "
+        + "; ".join(f"{section}: {why}" for section, why in sorted(reasons.items()))
+    )
+
+
+def non_finite(places: dict[str, int]) -> str:
+    """`places`: {where in the profile: how many NaN or Infinity values were computed there}."""
+    return "values that came out NaN or Infinity, stored as null: " + "; ".join(
+        f"{where} ({count:,})" for where, count in sorted(places.items())
     )
 
 

@@ -91,7 +91,7 @@ def analyse_trace(
                 run_module(con, module)
         for name, section in OPTIONAL_SECTIONS.items():
             if name != "ranks":
-                _run_section(con, name, section.module, unavailable)
+                _run_section(con, name, section, unavailable, path)
         with _core_stage(path, "the metrics"):
             metrics = compute_metrics(con, images_per_step)
         for name in unavailable:
@@ -99,7 +99,7 @@ def analyse_trace(
         kind, kind_inferred, phases_annotated = con.execute("SELECT * FROM profile_kind").fetchone()
         tables = _sidecar_tables(con, path, unavailable)
         timeline = []
-        if _run_section(con, "ranks", OPTIONAL_SECTIONS["ranks"].module, unavailable):
+        if _run_section(con, "ranks", OPTIONAL_SECTIONS["ranks"], unavailable, path):
             timeline = _module_rows(con, OPTIONAL_SECTIONS["ranks"].module)
         nesting_cut = _nesting_cut(con)  # read after the tables, since modules.sql runs with table_modules
         with _core_stage(path, "the devices"):
@@ -149,12 +149,13 @@ def _one_line(error: Exception) -> str:
     return text[0] if text else type(error).__name__
 
 
-def _run_section(con, name: str, module: str, unavailable: dict[str, str]) -> bool:
+def _run_section(con, name: str, section: Section, unavailable: dict[str, str], path: Path) -> bool:
     """Run an optional section's module; where it fails on this trace, record why in `unavailable` and leave
     empty stand-ins of the tables it makes, so what reads them (the metrics, the tables) still runs. True
     when it ran."""
     if name in unavailable:
         return False
+    module = section.module
     before = _temp_tables(con)
     source = _failed_source(module, unavailable)
     if source is not None:
@@ -165,7 +166,8 @@ def _run_section(con, name: str, module: str, unavailable: dict[str, str]) -> bo
             return True
         except duckdb.Error as error:
             unavailable[name] = f"it could not be computed on this trace ({_one_line(error)})"
-    _stand_in(con, module, before)
+    with _core_stage(path, f"the {name} section ({unavailable[name]}), or an empty stand-in for it,"):
+        _stand_in(con, module, before)
     return False
 
 
