@@ -362,7 +362,7 @@ def show_summary(s: dict) -> None:
     print_blame(console, s)
     _print_metrics(console, s)
     for line in above_roof_lines(s.get("above_roof") or [], measured_unit(s["profile"]["kind"])):
-        console.print(safe_line(f"above the roof: {line}"), highlight=False, markup=False)
+        console.print(safe_line(f"time over the roofline: {line}"), highlight=False, markup=False)
     others = s["devices"][1:]
     if others:
         console.print(
