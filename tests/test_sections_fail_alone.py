@@ -13,7 +13,7 @@ import pytest
 
 from libreyolo_profile import sqlmodules
 from libreyolo_profile.store.document import marks
-from libreyolo_profile.store.document.assemble import NON_FINITE_REASON, settle_non_finite
+from libreyolo_profile.store.document.finite import NON_FINITE_REASON, settle_non_finite
 from libreyolo_profile.store.document.from_trace import profile_from_trace
 from libreyolo_profile.store.ingest.analyse import OPTIONAL_SECTIONS
 from tests.conftest import require_traces, run_cli

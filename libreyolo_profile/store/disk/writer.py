@@ -11,8 +11,9 @@ from pathlib import Path
 from libreyolo_profile.store.disk.atomic import claim, publish, staging_dir
 from libreyolo_profile.store.disk.owned import OWNED_FILES, refuse_unless_ours
 from libreyolo_profile.store.disk.sidecars import write_sidecars
-from libreyolo_profile.store.document.assemble import build_document, repeat_document, settle_non_finite
+from libreyolo_profile.store.document.assemble import build_document, repeat_document
 from libreyolo_profile.store.document.capture import TrialCapture
+from libreyolo_profile.store.document.finite import settle_non_finite
 from libreyolo_profile.store.ingest.analyse import analyse_trace
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TRACE_FILE
 

@@ -14,6 +14,7 @@ from libreyolo_profile.metric_catalog import INTERNAL_COLUMNS, METRICS, is_cpu_p
 from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
+from libreyolo_profile.store.document.finite import non_finite_metrics, settle_non_finite
 from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
 from libreyolo_profile.store.document.verdict import advice_findings, decide
 from libreyolo_profile.store.document.window import PROFILED_RUNS
@@ -131,7 +132,7 @@ def build_document(
     """The profile of analysed trials (sql/metrics.sql over each trial's trace) and their captures."""
     last = analyses[-1]
     kind = last["kind"]
-    computed_non_finite = _non_finite_metrics(analyses)
+    computed_non_finite = non_finite_metrics(analyses)
     per_trial = [trial_metrics(a, c) for a, c in zip(analyses, captures, strict=False)]
     thin = _thin_percentiles(per_trial, captures)
     on_gpu = bool(per_trial[-1].get("on_gpu"))
@@ -142,15 +143,12 @@ def build_document(
     unusable = _unusable_durations(last)
     verdict = decide(metrics, kind, on_gpu, thrashing, unusable)
     all_marks = _trace_marks(dict(marks or {}), last, metrics, thrashing, unusable)
-    unavailable = {name: why for a in analyses for name, why in (a.get("unavailable") or {}).items()}
-    if unavailable:
-        all_marks[mark.SECTION_UNAVAILABLE] = mark.section_unavailable(unavailable)
+    section_reasons = _unavailable_sections(analyses, all_marks, metrics)
     noise = headline.noise_evidence(kind, captures, per_trial, thresholds())
     if noise:
         all_marks[mark.NOISY] = mark.noisy(noise)
-    null_reasons = _document_null_reasons(metrics, source, thin, captures)
-    null_reasons.update(_section_reasons(unavailable, metrics))
-    doc = assemble(
+    null_reasons = {**_document_null_reasons(metrics, source, thin, captures), **section_reasons}
+    return assemble(
         kind=kind,
         kind_inferred=last["kind_inferred"],
         device_type=device_type,
@@ -179,76 +177,20 @@ def build_document(
         timing=headline.timing_record(kind, captures),
         non_finite=computed_non_finite,
     )
-    return doc
 
 
-def _non_finite_metrics(analyses: list[dict]) -> dict[str, int]:
-    """{metrics.<name>: in how many trials} of the metrics the SQL computed as NaN or Infinity (trial_metrics
-    nulls them before any rule reads them; settle_non_finite says so)."""
-    found: dict[str, int] = {}
-    for a in analyses:
-        for name, value in a["metrics"].items():
-            if isinstance(value, float) and not math.isfinite(value):
-                found[f"metrics.{name}"] = found.get(f"metrics.{name}", 0) + 1
-    return found
-
-
-def _section_reasons(unavailable: dict[str, str], metrics: dict) -> dict:
-    """Why each null metric of a section that could not be computed is null."""
+def _unavailable_sections(analyses: list[dict], all_marks: dict, metrics: dict) -> dict:
+    """The optional sections the trials could not compute, marked in `all_marks` (section_unavailable); returns
+    why each of their null metrics is null."""
+    unavailable = {name: why for a in analyses for name, why in (a.get("unavailable") or {}).items()}
+    if unavailable:
+        all_marks[mark.SECTION_UNAVAILABLE] = mark.section_unavailable(unavailable)
     return {
         name: f"the {section} section could not be computed: {why}"
         for section, why in unavailable.items()
         for name in OPTIONAL_SECTIONS[section].metrics
         if metrics.get(name) is None
     }
-
-
-NON_FINITE_REASON = "computed as NaN or Infinity on this trace (no number: a division by zero or an overflow)"
-
-
-def settle_non_finite(doc: dict, computed: dict[str, int] | None = None) -> dict:
-    """The document with every NaN and ±Infinity replaced by null, in place: JSON has no such number and no
-    reader may show one as a figure. Each place one was found (and `computed`, those nulled earlier) is
-    counted in the non_finite_values mark, and a metric's null reason says it. Returns `doc`."""
-    places = dict(computed or {})
-    for key, value in doc.items():
-        if key == "tables" and isinstance(value, dict):
-            _settle_tables(value, places)
-        else:
-            doc[key] = _finite(value, key, places)
-    if places:
-        doc.setdefault("marks", {})[mark.NON_FINITE] = mark.non_finite(places)
-        reasons = doc.setdefault("null_reasons", {})
-        for where in places:
-            name = where.removeprefix("metrics.")
-            if where.startswith("metrics.") and (doc.get("metrics") or {}).get(name) is None:
-                reasons[name] = NON_FINITE_REASON
-    return doc
-
-
-def _finite(value, where: str, places: dict[str, int]):
-    if isinstance(value, float) and not math.isfinite(value):
-        places[where] = places.get(where, 0) + 1
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v, f"{where}.{k}", places) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v, f"{where}[]", places) for v in value]
-    return value
-
-
-def _settle_tables(tables: dict, places: dict[str, int]) -> None:
-    """Each table's non-finite cells to null, counted per table and column."""
-    for name, table in tables.items():
-        columns = table.get("columns") or []
-        rows = table.get("rows") or []
-        for r, row in enumerate(rows):
-            bad = [i for i, cell in enumerate(row) if isinstance(cell, float) and not math.isfinite(cell)]
-            for i in bad:
-                where = f"tables.{name}.{columns[i] if i < len(columns) else i}"
-                places[where] = places.get(where, 0) + 1
-            if bad:
-                rows[r] = [None if i in bad else cell for i, cell in enumerate(row)]
 
 
 def _thin_percentiles(per_trial: list[dict], captures: list[TrialCapture | None]) -> dict:
@@ -349,38 +291,39 @@ def assemble(
     timing: dict | None = None,
     non_finite: dict[str, int] | None = None,
 ) -> dict:
-    """The one layout of profile.json (docs/SCHEMA.md), for every kind of source; `marks` holds the source's own.
-    non_finite: the places NaN or Infinity was computed and nulled before (settle_non_finite)."""
-    doc = {
-        **_LAYOUT_VERSIONS,
-        "generation": generation,
-        "kind": kind,
-        "kind_inferred": kind_inferred,
-        "device_type": device_type,
-        "created": created,
-        "producer": producer,
-        "source": source,
-        "command": command,
-        "settings": settings,
-        "environment": environment,
-        "model": model,
-        "window": _window(metrics, window_source, images_per_step_source),
-        "rank": rank,
-        "world_size": world_size,
-        "job": None,  # a job profile's ranks, clocks and straggler (store/document/job.py)
-        "devices": devices,
-        "metrics": _public_metrics(metrics, verdict, thrashing),
-        "timing": timing or {"headline": "trace", "overhead_method": None},
-        "null_reasons": null_reasons,
-        "verdict": verdict,
-        "thresholds": thresholds(),
-        "marks": _with_shared_marks(marks, device_type, metrics, kind),
-        "trials": [{k: v for k, v in t.items() if k in METRICS} for t in trials],
-        "repeat": repeat,
-        "extra": extra,
-        "tables": tables,
-    }
-    return settle_non_finite(doc, non_finite)
+    """The one layout of profile.json (docs/SCHEMA.md); `marks`: the source's own; `non_finite`: see finite.py."""
+    return settle_non_finite(
+        {
+            **_LAYOUT_VERSIONS,
+            "generation": generation,
+            "kind": kind,
+            "kind_inferred": kind_inferred,
+            "device_type": device_type,
+            "created": created,
+            "producer": producer,
+            "source": source,
+            "command": command,
+            "settings": settings,
+            "environment": environment,
+            "model": model,
+            "window": _window(metrics, window_source, images_per_step_source),
+            "rank": rank,
+            "world_size": world_size,
+            "job": None,  # a job profile's ranks, clocks and straggler (store/document/job.py)
+            "devices": devices,
+            "metrics": _public_metrics(metrics, verdict, thrashing),
+            "timing": timing or {"headline": "trace", "overhead_method": None},
+            "null_reasons": null_reasons,
+            "verdict": verdict,
+            "thresholds": thresholds(),
+            "marks": _with_shared_marks(marks, device_type, metrics, kind),
+            "trials": [{k: v for k, v in t.items() if k in METRICS} for t in trials],
+            "repeat": repeat,
+            "extra": extra,
+            "tables": tables,
+        },
+        non_finite,
+    )
 
 
 def _public_metrics(metrics: dict, verdict: dict, thrashing: bool | None) -> dict:

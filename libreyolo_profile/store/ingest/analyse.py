@@ -86,16 +86,7 @@ def analyse_trace(
             {"rank": parsed.rank if rank is None else rank},
         )
         register_roofline_inputs(con, parsed.devices, cpu_peak)
-        with _core_stage(path, "the blame of each step"):
-            for module in _SECTION_GROUND:
-                run_module(con, module)
-        for name, section in OPTIONAL_SECTIONS.items():
-            if name != "ranks":
-                _run_section(con, name, section, unavailable, path)
-        with _core_stage(path, "the metrics"):
-            metrics = compute_metrics(con, images_per_step)
-        for name in unavailable:
-            metrics.update(dict.fromkeys(OPTIONAL_SECTIONS[name].metrics))  # a stand-in's empty rows give no figure
+        metrics = _metrics_and_sections(con, path, images_per_step, unavailable)
         kind, kind_inferred, phases_annotated = con.execute("SELECT * FROM profile_kind").fetchone()
         tables = _sidecar_tables(con, path, unavailable)
         timeline = []
@@ -125,6 +116,22 @@ def analyse_trace(
         "usable_durations": durations[1],
         "unavailable": unavailable,
     }
+
+
+def _metrics_and_sections(con, path: Path, images_per_step: int | None, unavailable: dict[str, str]) -> dict:
+    """The metrics, after the core they stand on and every optional section but the ranks' (each failing alone:
+    `unavailable` says which did and why, and their metrics are null)."""
+    with _core_stage(path, "the blame of each step"):
+        for module in _SECTION_GROUND:
+            run_module(con, module)
+    for name, section in OPTIONAL_SECTIONS.items():
+        if name != "ranks":
+            _run_section(con, name, section, unavailable, path)
+    with _core_stage(path, "the metrics"):
+        metrics = compute_metrics(con, images_per_step)
+    for name in unavailable:
+        metrics.update(dict.fromkeys(OPTIONAL_SECTIONS[name].metrics))  # a stand-in's empty rows give no figure
+    return metrics
 
 
 class _core_stage:
