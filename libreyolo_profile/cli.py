@@ -375,6 +375,12 @@ def _run_command(args: list[str], prog: str, as_json: bool):
             return STOPPED
         if os.environ.get("LIBREYOLO_PROFILE_DEBUG"):
             raise
+        from libreyolo_profile.store.disk.atomic import no_space  # ctypes: not on every command's start
+
+        # a full disk met where no writer named its target: still one line, exit 3 for a measurement
+        full = no_space(exc, getattr(exc, "filename", None), "output", 3 if args[:1] in (["run"], ["infer"]) else 1)
+        if full is not None:
+            return fail(full.message, full.exit_code)
         return fail(
             f"{type(exc).__name__}: {_first_paragraph(exc)} (set LIBREYOLO_PROFILE_DEBUG=1 for the traceback)",
             EXIT_UNANALYSABLE,

@@ -3,7 +3,8 @@
 A positional `key=value` is refused with the `--key value` spelling (unless it names an existing file),
 an option's value may hold `=`, and an integer beyond 64 bits is a usage error rather than a DuckDB
 overflow deep in a reader. A URL where a command needs a local path (`infer --project s3://…`) is a
-usage error too. `group` is the click group the CLI built (typer's, or click's own)."""
+usage error too, and so is an empty --project or --out. `group` is the click group the CLI built
+(typer's, or click's own)."""
 
 from __future__ import annotations
 
@@ -71,7 +72,20 @@ def screen_arguments(group, args: list[str]) -> None:
                 EXIT_USAGE,
             )
     _reject_huge_integers(values)
+    _refuse_empty_paths(values)
     _refuse_urls(args[0] if args else "", positionals, values)
+
+
+# the options naming where a command writes: empty, a path would be the current directory
+_OUTPUT_PATHS = ("--project", "--out")
+
+
+def _refuse_empty_paths(values: list[tuple[str, object, str]]) -> None:
+    for spelling, _, value in values:
+        if spelling in _OUTPUT_PATHS and not value.strip():
+            raise ProfileError(
+                f"{spelling} is empty: name where to write (it would be the current directory)", EXIT_USAGE
+            )
 
 
 def _is_integer_option(param) -> bool:

@@ -12,6 +12,7 @@ or to object storage by store/crossrun/upload.py). The project may be an s3:// U
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import uuid
@@ -82,13 +83,7 @@ def publish(doc: dict, project: str, exist_ok: bool, subdirectory: str | None = 
         target, replaced = upload_profile(doc, wanted, exist_ok=exist_ok)
         profile = f"{target}/{PROFILE_FILE}"
     else:
-        from libreyolo_profile.store.disk.owned import inside_project
-        from libreyolo_profile.store.disk.writer import write_directory
-
-        # our names only (the kind is checked to be one of ours when read), and under --project after links
-        wanted = inside_project(project, Path(base) / doc["kind"])
-        replaced = exist_ok and (wanted / PROFILE_FILE).is_file()
-        target = write_directory(doc, wanted, exist_ok=exist_ok)
+        target, wanted, replaced = _write_local(doc, project, base, exist_ok)
         profile = str(target / PROFILE_FILE)
     return {
         "ok": True,
@@ -106,11 +101,40 @@ def publish(doc: dict, project: str, exist_ok: bool, subdirectory: str | None = 
     }
 
 
+def _write_local(doc: dict, project: str, base: str, exist_ok: bool) -> tuple[Path, Path, bool]:
+    """(where the profile went, where it was wanted, whether it replaced one) under a local --project.
+    A --project that is not a directory is exit 2 before anything is written, a full disk exit 1."""
+    from libreyolo_profile.store.disk.atomic import no_space
+    from libreyolo_profile.store.disk.owned import inside_project, project_directory
+    from libreyolo_profile.store.disk.writer import write_directory
+    from libreyolo_profile.store.schema import PROFILE_FILE
+
+    project_directory(project)
+    # our names only (the kind is checked to be one of ours when read), and under --project after links
+    wanted = inside_project(project, Path(base) / doc["kind"])
+    replaced = exist_ok and (wanted / PROFILE_FILE).is_file()
+    missing = [d for d in (wanted.parent, *wanted.parent.parents) if not os.path.lexists(d)]
+    try:
+        target = write_directory(doc, wanted, exist_ok=exist_ok)
+    except Exception as exc:  # pyarrow's and DuckDB's write errors are not all OSErrors
+        for made in missing:  # deepest first: the directories the failed write made, where still empty
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        full = no_space(exc, project, "profile", EXIT_UNANALYSABLE)
+        if full is not None:
+            raise full from None
+        if isinstance(exc, (FileExistsError, NotADirectoryError, PermissionError)):
+            raise UsageError(f"--project {project}: cannot write {wanted} there ({exc.strerror or exc})") from None
+        raise
+    return target, wanted, replaced
+
+
 def import_job(traces: list[Path], project: str, as_json: bool, exist_ok: bool = False) -> int:
     """`libreyolo profile import --job TRACE…`: the ranks of one job as one job profile (store/document/job.py)."""
     from libreyolo_profile.stopping import sigterm_raises
     from libreyolo_profile.store.document.job import job_document
 
+    _check_project(project)
     with sigterm_raises():
         doc = job_document([Path(t) for t in traces])
         doc["generation"] = uuid.uuid4().hex
@@ -200,6 +224,7 @@ def import_traces(
         raise UsageError(f"--jobs takes 1 or more processes, not {jobs}")
     if scheduler is not None and jobs != 1:
         raise UsageError("give --jobs or --scheduler, not both (the Dask cluster has its own workers)")
+    _check_project(project)
     with sigterm_raises():  # every `finally` runs: workers stopped, staging and uploads removed
         if len(traces) == 1 and jobs == 1 and scheduler is None:
             import_profile(traces[0], project, as_json, exist_ok=exist_ok)
@@ -217,6 +242,14 @@ def import_traces(
             for t in traces
         ]
         return run_bulk(import_one, tasks, as_json, jobs, scheduler)
+
+
+def _check_project(project: str) -> None:
+    """A local --project that cannot take a profile is refused before any trace is analysed."""
+    if not _remote(project):
+        from libreyolo_profile.store.disk.owned import project_directory
+
+        project_directory(project)
 
 
 def _remote(project: str) -> bool:

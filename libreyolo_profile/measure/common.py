@@ -9,7 +9,6 @@ on stdout. The CLI asks for the report and the summary once the profile is publi
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
 import platform
@@ -139,19 +138,13 @@ class _Terminated(BaseException):
 # the workspace's name: `<prefix><kind>-<pid>-workspace-<host>-<random>`, so the next run in the same
 # --project can tell a dead run's leftover (store/workdir.py sweep_leftovers) from a live one's
 WORKSPACE_PREFIX = ".libreyolo-profile-"
-_DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def disk_error(exc: OSError, project: Path) -> ProfileError | None:
     """A full disk (or quota) while measuring or writing: exit 3, one line; None for any other error."""
-    if exc.errno not in _DISK_FULL:
-        return None
-    where = exc.filename or project
-    return ProfileError(
-        f"no space left on the device holding {where} ({exc.strerror}): no profile written, "
-        "existing files left as they were; free some space and run again",
-        3,
-    )
+    from libreyolo_profile.store.disk.atomic import no_space
+
+    return no_space(exc, project, "profile", 3)
 
 
 def _make_project(project: Path) -> list[Path]:

@@ -4,12 +4,15 @@ window measures beside the trace: allocator peaks on CUDA, the process's peak RS
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import Iterator
+
+from libreyolo_profile.errors import ProfileError
 
 # Profiler settings, chosen for low distortion: no stacks, modules or FLOP counting (each adds per-op
 # host cost; the CPU forward dispatches ~5,000 aten ops per call). Shapes are recorded: the roofline
@@ -67,7 +70,23 @@ def make_profiler(device, profile_memory: bool = False):
 def export_trace(prof, path: Path) -> Path:
     with kineto_quiet():
         prof.export_chrome_trace(str(path))
+    _check_exported(path)
     return path
+
+
+def _check_exported(path: Path) -> None:
+    """Kineto writes the trace in C++ and says nothing when the disk fills: a device left without a free
+    block is named here (a full disk exits 3 through the workspace), and so is a missing or empty trace,
+    rather than found missing or cut short by the analysis."""
+    try:
+        device = os.statvfs(path.parent)
+        free = device.f_bfree if os.geteuid() == 0 else device.f_bavail  # root may write the reserved blocks
+    except OSError:
+        free = None
+    if free == 0:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    if not path.is_file() or path.stat().st_size == 0:
+        raise ProfileError(f"the profiler wrote no trace to {path} (its own message, if any, is above)", 3)
 
 
 # Kineto (C++) writes status lines straight to fd 2 at profiler start/stop, whatever

@@ -11,6 +11,9 @@ Output files (`db`, `report`): `write_output` refuses a target that writing woul
 anything but a regular file, one of the command's own inputs, or a file that is not an earlier
 output of the same kind unless --force), writes into a fresh directory beside the target and
 renames the finished file into place.
+
+A full disk (or quota) while writing is one line naming where (`no_space`): the staging is removed, so
+what was there before is kept.
 """
 
 from __future__ import annotations
@@ -26,11 +29,44 @@ import uuid
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from libreyolo_profile.errors import UsageError
+from libreyolo_profile.errors import EXIT_UNANALYSABLE, ProfileError, UsageError
 
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
+
+
+# a full disk or quota; DuckDB passes the OS's words for them on inside its own errors, without the errno
+_FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def full_disk(exc: BaseException) -> str | None:
+    """The OS's words when `exc`, or what it was raised from, is a full disk or quota; else None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _FULL_DISK:
+            return exc.strerror or os.strerror(exc.errno)
+        text = str(exc)
+        words = next((os.strerror(code) for code in _FULL_DISK if os.strerror(code) in text), None)
+        if words is not None:
+            return words
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def no_space(exc: BaseException, where: Path | str | None, what: str, exit_code: int) -> ProfileError | None:
+    """The one-line error for a full disk met while writing a `what` (profile, report, database; None when
+    `exc` is something else)."""
+    words = full_disk(exc)
+    if words is None:
+        return None
+    device = f"the device holding {where}" if where else "a device written to"
+    return ProfileError(
+        f"no space left on {device} ({words}): no {what} written, existing files left as they were; "
+        "free some space and run again",
+        exit_code,
+    )
 
 
 def staging_dir(target: Path) -> Path:
@@ -202,7 +238,9 @@ def write_output(
     try:
         scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=directory))
     except OSError as exc:
-        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+        raise no_space(exc, out, what, EXIT_UNANALYSABLE) or UsageError(
+            f"cannot write {out}: {exc.strerror or exc}"
+        ) from None
     try:
         staged = scratch / out.name
         write(staged)
@@ -211,6 +249,11 @@ def write_output(
         # the target may have changed while we wrote: check again right before the rename
         check_output(out, what=what, ours=ours, inputs=inputs, force=force)
         os.replace(staged, out)
+    except Exception as exc:
+        full = no_space(exc, out, what, EXIT_UNANALYSABLE)
+        if full is None:
+            raise
+        raise full from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return out

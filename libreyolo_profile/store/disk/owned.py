@@ -38,6 +38,21 @@ LEGACY_FOOTER = b"<footer>written by libreyolo-profile "
 OWNED_FILES = (PROFILE_FILE, REPEAT_FILE, TRACE_FILE, REPORT_FILE, *(f"{t}.parquet" for t in TABLES))
 
 
+def project_directory(project: Path | str) -> Path:
+    """--project as a directory to write under: refused (exit 2) when empty (it would mean the current
+    directory) or when something other than a directory (a file, /dev/null) has its name or a parent's."""
+    if not str(project).strip():
+        raise UsageError("--project is empty: name the directory the profiles go under (default runs/profile)")
+    path = Path(project)
+    for place in (path, *path.parents):
+        if os.path.lexists(place):
+            if not os.path.isdir(place):
+                what = "" if place == path else f" ({place} is not a directory)"
+                raise UsageError(f"--project {project}: not a directory{what}; name a directory to write under")
+            break
+    return path
+
+
 def inside_project(project: Path | str, target: Path) -> Path:
     """`target`, refused (exit 2) unless it stays under `project` once both are resolved (links followed):
     a profile is never written outside --project, whatever a directory on the way links to."""
