@@ -54,8 +54,8 @@
 --                     naming one (gloo records gloo:all_reduce as an annotation on its own thread)
 --  24 framework_overhead inside an op that does not execute work itself (dispatch, Python bindings), or one whose
 --                     recorded input shapes (the roofline's, kept for the ops it models) hold at most
---                     dispatch_op_elements (sql/verdict_thresholds.sql): so little arithmetic is done long before
---                     the op's dispatch is (the shapes are read here, not sql/roofline_costs.sql's costs: the
+--                     dispatch_op_elements (sql/verdict_thresholds.sql), or one such an op calls: so little
+--                     arithmetic is done long before the op's dispatch is (the shapes are read here, not sql/roofline_costs.sql's costs: the
 --                     blame is the profile's core, the roofline a section that may fail alone)
 --  25 python          as above
 --  99 unexplained_idle nothing recorded
@@ -170,11 +170,17 @@ gpu_host_ops AS (
     FROM ops_launches
 ),
 -- ops whose recorded input shapes hold almost no data: their time is their dispatch (a dimension list that is
--- not a tensor's, [], counts one element)
+-- not a tensor's, [], counts one element), and so is the time of every op they call (aten::add on a Python
+-- scalar converts it through aten::to, _to_copy, empty_strided and copy_, none of which records shapes)
 dispatch_ops AS (
-    SELECT event_id FROM placed_ops
-    WHERE list_sum(list_transform(TRY_CAST(shape_dims AS BIGINT[][]), lambda d: coalesce(list_product(d), 1)))
-          <= verdict_threshold('dispatch_op_elements')
+    WITH RECURSIVE tiny(event_id) AS (
+        SELECT event_id FROM placed_ops
+        WHERE list_sum(list_transform(TRY_CAST(shape_dims AS BIGINT[][]), lambda d: coalesce(list_product(d), 1)))
+              <= verdict_threshold('dispatch_op_elements')
+        UNION
+        SELECT o.event_id FROM placed_ops o JOIN tiny t ON o.parent_id = t.event_id
+    )
+    SELECT event_id FROM tiny
 ),
 cpu_ops AS (
     SELECT pid, tid, ts AS s, ts + dur AS e, name,

@@ -34,6 +34,23 @@ SELECT s.cause, s.priority,
             THEN (SELECT verdict FROM dominant_stage) ELSE s.supports END AS verdict
 FROM shares s JOIN verdicts v ON v.verdict = s.supports;
 
+-- verdict_blame_evidence: for a verdict whose causes alone do not say what the work was, the figures that do,
+-- as its reason quotes them (NULL where a figure is missing: the reason then says which).
+CREATE OR REPLACE TEMP TABLE verdict_blame_evidence AS
+SELECT * FROM (VALUES
+    -- dispatch: how many ops the step dispatched, and how much of the step each one stands for
+    ('cpu-overhead',
+     'the step dispatched ' || verdict_number(verdict_metric('launches_per_step'), 0) || ' leaf ops, one per '
+     || verdict_number(verdict_metric('blame_step_ms') * 1000 / nullif(verdict_metric('launches_per_step'), 0), 2)
+     || ' µs of the step (launches_per_step; blame_step_ms ÷ launches_per_step)'),
+    -- arithmetic: how near the measured roof the convolutions and GEMMs ran
+    ('cpu-compute',
+     CASE WHEN verdict_metric('gemm_conv_peak_pct') IS NOT NULL
+          THEN 'convolutions and GEMMs ran at ' || verdict_number(verdict_metric('gemm_conv_peak_pct'), 1)
+               || '% of the measured roof (gemm_conv_peak_pct)'
+          ELSE 'no measured roof to hold the convolutions and GEMMs against (gemm_conv_peak_pct is null)' END)
+) AS v(verdict, sentence);
+
 -- verdict_blame_ranked: the verdicts the causes support, in the order the rule ranks them.
 CREATE OR REPLACE TEMP TABLE verdict_blame_ranked AS
 WITH busy AS (
@@ -65,7 +82,9 @@ SELECT row_number() OVER (ORDER BY idle.first AND t.device_work, t.total_pct DES
        -- whether the device was under the busy threshold, so the causes of its idle time ranked first
        idle.first AS idle_first,
        -- the device causes' share of the profiled steps, %
-       b.device_busy_pct
-FROM totals t, idle, busy b;
+       b.device_busy_pct,
+       -- the figures that say what the verdict's work was (verdict_blame_evidence; NULL: none declared)
+       e.sentence AS evidence
+FROM totals t CROSS JOIN idle CROSS JOIN busy b LEFT JOIN verdict_blame_evidence e USING (verdict);
 
 SELECT * FROM verdict_blame_ranked ORDER BY position;

@@ -38,7 +38,8 @@ INSERT INTO verdicts VALUES
      FALSE, 'launches', NULL, NULL, FALSE, FALSE),
     ('dataloader', 'raise --workers, enable pin_memory/persistent workers, or make decoding/augmentation cheaper',
      FALSE, NULL, NULL, NULL, FALSE, FALSE),
-    ('host-cpu', 'move the CPU work out of the step or onto the device (preprocess on the GPU, fewer Python ops)',
+    ('host-cpu', 'take the host work out of the step (precompute it, or move it into DataLoader workers) or onto '
+     || 'the device (preprocess on the GPU, fewer Python ops)',
      FALSE, NULL, NULL, NULL, TRUE, FALSE),
     ('preprocess', 'decode and letterbox fewer pixels (smaller --imgsz), or batch preprocessing',
      FALSE, NULL, 'preprocess_pct', 1, FALSE, FALSE),

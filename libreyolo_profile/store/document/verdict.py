@@ -11,7 +11,7 @@ import math
 
 from libreyolo_profile.metric_catalog import measured_unit
 from libreyolo_profile.sqlmodules import run_module
-from libreyolo_profile.vocabulary import thresholds, what_if_modelled
+from libreyolo_profile.vocabulary import causes, thresholds, what_if_modelled
 
 _QUOTED_PCT = 0.05  # a share that rounds to 0.0% says nothing: the reason leaves it out
 
@@ -91,8 +91,10 @@ def _from_blame(m: dict, kind: str, on_gpu: bool, ranked: list[dict]) -> dict:
     # the ms of a share are of the blame's own (profiled) step, never the headline's unprofiled one
     step_ms = m.get("blame_step_ms") or m.get("profiled_step_ms") or m.get("step_ms")
     holders, unit = blame_holders(m), measured_unit(kind)
-    quoted = " + ".join(_quoted_cause(c, step_ms, holders, unit) for c in _shown(top["causes"]))
+    quoted = " + ".join(_quoted_cause(c, step_ms, holders, unit, m) for c in _shown(top["causes"]))
     reason = _lead(top, unit) + quoted + (f" of a {_f(step_ms, 2)} ms profiled {unit}" if step_ms is not None else "")
+    if top.get("evidence"):
+        reason += f"; {top['evidence']}"
     if len(ranked) > 1:
         runner_up = ranked[1]
         shares = " + ".join(f"{c['cause']} {_f(c['share_pct'])}%" for c in _shown(runner_up["causes"]))
@@ -124,9 +126,22 @@ def _lead(top: dict, unit: str) -> str:
     return f"the largest share of each profiled {unit}'s wall time is "
 
 
-def _quoted_cause(c: dict, step_ms, holders: dict, unit: str) -> str:
+def _quoted_cause(c: dict, step_ms, holders: dict, unit: str, m: dict) -> str:
     held = _held_by(holders.get(c["cause"]), unit)
-    return f"{c['cause']} {_f(c['share_pct'])}% ({_ms(c['share_pct'], step_ms)} ms: {c['words']}{held})"
+    share = f"{c['cause']} {_f(c['share_pct'])}% ({_ms(c['share_pct'], step_ms)} ms"
+    return f"{share}: {c['words']}{held}{_differs(c, m)})"
+
+
+def _differs(c: dict, m: dict) -> str:
+    """Where a screen prints a like-named metric that measures something else (sql/blame_causes.sql
+    differs_from), the metric's figure and how it differs, so the two never read as one story told twice."""
+    row = causes().get(c["cause"], {})
+    metric = row.get("differs_from")
+    value = m.get(metric) if metric else None
+    if value is None or f"{value:.1f}" == _f(c["share_pct"]):
+        return ""
+    ms = m.get(metric.removesuffix("_pct") + "_ms") if metric.endswith("_pct") else None
+    return f"; {metric}, {_f(value)}%" + (f" = {ms:.2f} ms," if ms is not None else ",") + f" {row['differs_how']}"
 
 
 def method() -> str:
