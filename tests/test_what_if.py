@@ -339,3 +339,36 @@ def test_removing_launches_frees_at_most_their_exclusive_time(inputs, name):
         else:
             most = blame_step_ms - busy_ms
         assert got["saved_ms"] <= most + 1e-6, (launches, got["model"]["name"], got["saved_ms"], most)
+
+
+def _critical_path_cases() -> list:
+    from conftest import trace_files, trace_id
+
+    return [pytest.param(path, id=trace_id(path)) for path in trace_files()]
+
+
+@pytest.mark.skipif(
+    "host_work_ms" not in __import__("libreyolo_profile.metric_catalog", fromlist=["METRICS"]).METRICS,
+    reason="needs the host_work_ms / host_work_without_launches metrics (sql/metrics.sql, blame_host_floor)",
+)
+@pytest.mark.parametrize("path", _critical_path_cases())
+def test_never_below_the_independent_critical_path(path):
+    """Issue 50: on every trace, for every kernel category present, the projected step is never below the
+    larger of the device work left and the host's recorded work that does not wait on the device, both
+    computed from the raw events in plain Python (tests/blame_reference.py critical_path_bound). Only the
+    kernel-name → category vocabulary comes from the product: it says what a category removes."""
+    import blame_reference
+
+    from libreyolo_profile.readers.common import open_profile
+    from libreyolo_profile.readers.what_if import what_if_document
+
+    profile = open_profile(path)
+    if profile.doc.get("device_type") == "cpu":
+        pytest.skip("a CPU profile has no kernel categories to remove")
+    category_of = tuple(sorted(set(profile.con.execute("SELECT name, category FROM kernels").fetchall())))
+    categories = sorted({c for _, c in category_of if c is not None})
+    assert categories
+    for category in categories:
+        projected = what_if_document(path, category, None)["projected"]["step_ms"]
+        bound = blame_reference.critical_path_bound(path, category, category_of)
+        assert projected >= bound - 1e-6, (category, projected, bound)
