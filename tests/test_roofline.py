@@ -224,6 +224,10 @@ def test_a_foreign_cpu_trace_has_figures_but_no_roof(tmp_path):
     assert "CPU trace from elsewhere" in mm["no_model_reason"]
     assert doc["metrics"]["sol_step_ms"] is None
     assert "CPU trace from elsewhere" in doc["null_reasons"]["sol_step_ms"]
+    # a CPU's rates in GFLOP/s: the mm's 2·64·128·256 FLOP in 50 µs is 83.9 GFLOP/s, not 0.0839 TFLOP/s
+    text = run_cli("roofline", str(trace), "--top", "100", env={"COLUMNS": "200"}).stdout
+    assert "GFLOP/s" in text and "TFLOP/s" not in text
+    assert "83.9" in next(line for line in text.splitlines() if "aten::mm" in line)
 
 
 def test_summary_report_and_what_if_read_the_roofline(tmp_path):
@@ -380,3 +384,31 @@ def test_no_row_above_its_roof_without_a_cause_and_elementwise_bytes_are_pytorch
     assert not bare, f"{len(bare)} rows above their roof without a cause: {bare[:5]}"
     costed = {(r["op"], json.dumps(json.loads(r["input_dims"])), r["dtype"]) for r in rows if r["mb_moved"] is not None}
     assert compared >= len(costed & set(reference))  # every elementwise shape both sides cost was compared
+
+
+def test_a_roof_beaten_is_never_a_share_over_100_shown_as_fact(tmp_path):
+    """A GEMM far faster than the A100's fp32 roof (2·1024³ FLOP in 1 µs: 110× the roof) and no cause the profile
+    can name: its row has no roofline figures and says why, and gemm_conv_peak_pct is null with the reason. On a
+    CPU with a measured roof a call beat, the row keeps its figures and names the roof as the cause."""
+    events = [
+        st.annotation("ProfilerStep#1", 0, 200),
+        st.shaped_op("aten::mm", 100, 50, [[1024, 1024], [1024, 1024]], [F, F], ["", ""]),
+        st.runtime("cudaLaunchKernel", 101, 1, 1),
+        st.kernel(st.GEMM_FP32_SIMT, 102, 1, 1),
+    ]
+    trace = st.write_trace(tmp_path / "fast.json", events, devices=[st.A100])
+    doc = json.loads(run_cli("roofline", str(trace), "--json").stdout)
+    (row,) = doc["roofline"]
+    assert row["gflops"] == pytest.approx(2 * 1024**3 / 1e9) and row["device_us"] == pytest.approx(1)
+    assert row["roofline_us"] is None and row["pct_of_roofline"] is None
+    assert "below its roofline time and no cause is known" in row["no_model_reason"]
+    assert doc["metrics"]["gemm_conv_peak_pct"] is None
+    assert "faster than it" in doc["null_reasons"]["gemm_conv_peak_pct"]
+
+    from libreyolo_profile.store.ingest.analyse import analyse_trace
+
+    cpu = st.write_trace(tmp_path / "cpu.json", [e for e in events if e["name"] in ("ProfilerStep#1", "aten::mm")])
+    roof = {"fp32_tflops": 0.001, "tb_per_s": 0.001, "method": "measured: a probe on a busy machine"}
+    table = analyse_trace(cpu, cpu_peak=roof)["tables"]["roofline"]
+    (cpu_row,) = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"]]
+    assert cpu_row["pct_of_roofline"] > 100 and "faster than the measured CPU roof" in cpu_row["no_model_reason"]

@@ -2,11 +2,15 @@
 the threads torch uses. The roofline of a CPU profile (sql/roofline.sql) is held to these figures;
 they are recorded with their method in profile.json (environment.cpu_peak).
 
-Best of a few repeats, so a moment of contention on a shared machine lowers the figure less. The probe
-costs a measuring command 0.3-1 s (a 2-core CPU, 2 and 1 torch threads), and the roof is the machine's,
-not the run's: `cpu_peak` remembers it for REMEMBERED_HOURS per CPU model, logical CPU count, torch
-thread count and torch version (measure/remembered.py), so the runs a user compares within a day are
-held to one roof, and says in its method when it was measured."""
+A measurement like any other: PROBES short probes, each the best of a few repeats, the roof the best
+probe and the spread between the probes recorded beside it (a busy machine shows as a wide spread, and the
+method says so), so a moment of contention on a shared machine lowers the figure less and never silently.
+The probe costs a measuring command 0.3-1 s (a 2-core CPU, 2 and 1 torch threads), and the roof is the
+machine's, not the run's: `cpu_peak` remembers it for REMEMBERED_HOURS per CPU model, logical CPU count,
+torch thread count and torch version (measure/remembered.py), so the runs a user compares within a day are
+held to one roof, and says in its method when it was measured. A remembered roof is checked each time by
+one matmul and one copy: where they beat it by more than its recorded spread (the roof was measured on a
+busy machine), the roof is measured again."""
 
 from __future__ import annotations
 
@@ -21,9 +25,11 @@ import msgspec
 
 MATMUL_N = 1024  # 2·n³ = 2.1 GFLOP per product: tens of ms on a laptop core, enough to time
 COPY_MIB = 64  # past every cache level of common CPUs: the copy runs at memory bandwidth
+PROBES = 5  # short probes, each the best of REPEATS // PROBES repeats
 REPEATS = 20
 REMEMBERED_HOURS = 24
-_VERSION = "1"  # of the key and the entry: bump when either changes
+BUSY_SPREAD_PCT = 20  # probes this far apart were not measured on a quiet machine: the method says so
+_VERSION = "2"  # of the key and the entry: bump when either changes
 
 _Positive = Annotated[float, msgspec.Meta(gt=0)]
 
@@ -34,6 +40,8 @@ class _Roof(msgspec.Struct):
     threads: Annotated[int, msgspec.Meta(ge=1)]
     method: str
     measured_at: float  # Unix seconds
+    fp32_spread_pct: Annotated[float, msgspec.Meta(ge=0)]  # (best − worst probe) ÷ best, %
+    copy_spread_pct: Annotated[float, msgspec.Meta(ge=0)]
 
 
 def cpu_peak(cpu_model: str) -> dict:
@@ -45,10 +53,9 @@ def cpu_peak(cpu_model: str) -> dict:
     from libreyolo_profile.measure.remembered import entry_path, read_entry, write_entry
 
     threads = torch.get_num_threads()
-    key = f"{_VERSION}|{cpu_model}|{os.cpu_count()}|{threads}|{torch.__version__}|{MATMUL_N}|{COPY_MIB}|{REPEATS}"
-    entry = entry_path("cpu_peak", hashlib.sha256(key.encode()).hexdigest()[:32])
+    entry = entry_path("cpu_peak", _key(cpu_model, threads, torch.__version__))
     kept, now = read_entry(entry, _Roof), time.time()
-    if kept is not None and _usable(kept, threads, now):
+    if kept is not None and _usable(kept, threads, now) and not _beaten_now(kept):
         shown = dict(msgspec.structs.asdict(kept), measured_at=_utc(kept.measured_at))
         shown["method"] = (
             f"{kept.method}, at {shown['measured_at']} by an earlier command on this machine (remembered "
@@ -62,6 +69,21 @@ def cpu_peak(cpu_model: str) -> dict:
     return dict(measured, measured_at=_utc(now))
 
 
+def _key(cpu_model: str, threads: int, torch_version: str) -> str:
+    key = f"{_VERSION}|{cpu_model}|{os.cpu_count()}|{threads}|{torch_version}|{MATMUL_N}|{COPY_MIB}|{REPEATS}|{PROBES}"
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _beaten_now(kept: _Roof) -> bool:
+    """One matmul and one copy beat the remembered roof by more than its own recorded spread."""
+    quick = measure_cpu_peak(probes=1, repeats=1)
+    if "null_reason" in quick:
+        return False
+    return quick["fp32_tflops"] > kept.fp32_tflops * (1 + kept.fp32_spread_pct / 100) or quick[
+        "tb_per_s"
+    ] > kept.tb_per_s * (1 + kept.copy_spread_pct / 100)
+
+
 def _usable(kept: _Roof, threads: int, now: float) -> bool:
     fresh = 0 <= now - kept.measured_at <= REMEMBERED_HOURS * 3600  # a time in the future is no time
     return fresh and kept.threads == threads and math.isfinite(kept.fp32_tflops) and math.isfinite(kept.tb_per_s)
@@ -71,37 +93,52 @@ def _utc(seconds: float) -> str:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _best_seconds(work, repeats: int = REPEATS) -> float:
+def _probe_seconds(work, probes: int, repeats: int) -> list[float]:
+    """The best time of each of `probes` short probes of `repeats` repeats."""
     work()  # warm: allocation, thread pool, page faults
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - start)
-    return best
+    bests = []
+    for _ in range(probes):
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            work()
+            best = min(best, time.perf_counter() - start)
+        bests.append(best)
+    return bests
 
 
-def measure_cpu_peak() -> dict:
-    """{"fp32_tflops", "tb_per_s", "threads", "method"}, or {"null_reason"} when torch cannot run the probe."""
+def _spread_pct(seconds: list[float]) -> float:
+    """How much slower the worst probe ran than the best, % of the best's rate."""
+    return 100 * (1 - min(seconds) / max(seconds)) if max(seconds) > 0 else 0.0
+
+
+def measure_cpu_peak(probes: int = PROBES, repeats: int = REPEATS // PROBES) -> dict:
+    """{"fp32_tflops", "tb_per_s", "threads", "method", "fp32_spread_pct", "copy_spread_pct"}, or
+    {"null_reason"} when torch cannot run the probe."""
     try:
         import torch
 
         a, b = torch.randn(MATMUL_N, MATMUL_N), torch.randn(MATMUL_N, MATMUL_N)
         product = torch.empty(MATMUL_N, MATMUL_N)
-        matmul_s = _best_seconds(lambda: torch.mm(a, b, out=product))
+        matmul_s = _probe_seconds(lambda: torch.mm(a, b, out=product), probes, repeats)
         source = torch.empty(COPY_MIB * 2**20 // 4)
         target = torch.empty_like(source)
-        copy_s = _best_seconds(lambda: target.copy_(source))
+        copy_s = _probe_seconds(lambda: target.copy_(source), probes, repeats)
     except Exception as exc:  # a broken torch build: the roof stays unknown, and says why
         return {"null_reason": f"the CPU peak probe failed ({type(exc).__name__}: {str(exc)[:120]})"}
     threads = torch.get_num_threads()
+    fp32_spread, copy_spread = _spread_pct(matmul_s), _spread_pct(copy_s)
+    busy = ": the machine was busy while it measured" if max(fp32_spread, copy_spread) > BUSY_SPREAD_PCT else ""
     return {
-        "fp32_tflops": 2 * MATMUL_N**3 / matmul_s / 1e12,
-        "tb_per_s": 2 * COPY_MIB * 2**20 / copy_s / 1e12,  # bytes read + bytes written
+        "fp32_tflops": 2 * MATMUL_N**3 / min(matmul_s) / 1e12,
+        "tb_per_s": 2 * COPY_MIB * 2**20 / min(copy_s) / 1e12,  # bytes read + bytes written
         "threads": threads,
         "method": (
-            f"measured: best of {REPEATS} torch.mm of two {MATMUL_N}×{MATMUL_N} float32 matrices "
-            f"(2·n³ FLOPs) and best of {REPEATS} copies of {COPY_MIB} MiB float32 (bytes read + written), "
-            f"{threads} torch threads"
+            f"measured: the best of {probes} probes, each the best of {repeats} torch.mm of two "
+            f"{MATMUL_N}×{MATMUL_N} float32 matrices (2·n³ FLOPs) and copies of {COPY_MIB} MiB float32 (bytes "
+            f"read + written), {threads} torch threads; the probes spread {fp32_spread:.0f}% (matmul) and "
+            f"{copy_spread:.0f}% (copy){busy}"
         ),
+        "fp32_spread_pct": fp32_spread,
+        "copy_spread_pct": copy_spread,
     }

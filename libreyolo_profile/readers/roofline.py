@@ -72,11 +72,17 @@ def _shape(text: str | None, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _row_cell(row: dict, key: str | None):
+# a CPU reaches GFLOP/s and GB/s: its rates are shown in those units (the JSON keeps the table's TFLOP/s, TB/s)
+CPU_RATES = {"tflops_per_s": "GFLOP/s", "tb_per_s": "GB/s"}
+
+
+def _row_cell(row: dict, key: str | None, on_cpu: bool = False):
     if key is None:
         return _shape(row["input_dims"])
     if key == "op":
         return _op_label(row)
+    if on_cpu and key in CPU_RATES and isinstance(row[key], (int, float)):
+        return _cell(key, row[key] * 1e3)
     if key == "device_ms_per_step" and isinstance(row[key], float):
         return f"{row[key]:.3f}"
     return _cell(key, row[key])
@@ -111,6 +117,7 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
     if note:
         console.print(note)
         return
+    on_cpu = profile.doc.get("device_type") == "cpu"
     shown = [
         ("op", "left", "op"),
         ("shapes", "left", None),
@@ -118,8 +125,8 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
         ("calls/step", "right", "calls_per_step"),
         ("GFLOP", "right", "gflops"),
         ("device µs", "right", "device_us"),
-        ("TFLOP/s", "right", "tflops_per_s"),
-        ("TB/s", "right", "tb_per_s"),
+        (CPU_RATES["tflops_per_s"] if on_cpu else "TFLOP/s", "right", "tflops_per_s"),
+        (CPU_RATES["tb_per_s"] if on_cpu else "TB/s", "right", "tb_per_s"),
         ("% of roof", "right", "pct_of_roofline"),
         ("bound", "left", "bound"),
         ("above roof ms", "right", "above_roof_ms_per_step"),
@@ -128,7 +135,7 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
         table(
             "Roofline per op and shape (per call; device time per step)",
             [(header, justify) for header, justify, _ in shown],
-            [[_row_cell(r, key) for _, _, key in shown] for r in rows],
+            [[_row_cell(r, key, on_cpu) for _, _, key in shown] for r in rows],
         )
     )
     # a reason may quote the trace's device name: printed as plain, escaped text
