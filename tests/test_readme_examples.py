@@ -1,5 +1,7 @@
 """Every command of the README block that reads ../shared/traces runs as written (issue #25): exit 0
-and something on stdout, through the real CLI from the repository root, where `../shared` resolves."""
+and something on stdout, through the real CLI from the repository root, where `../shared` resolves.
+The README stays a page read in a minute (#51): at most 120 lines, the test command .ci/run runs, and
+every relative link of it and of docs/design/ leads to a file."""
 
 from __future__ import annotations
 
@@ -40,3 +42,23 @@ def test_readme_command_runs_as_written(command):
     assert result.returncode == 0, (command, result.stderr)
     assert result.stdout.strip(), (command, "printed nothing", result.stderr)
     assert "no kernel" not in result.stderr, (command, result.stderr)
+
+
+def test_the_readme_is_short_and_states_the_ci_test_command():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    ci_run = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    ci_command = next(line.strip() for line in ci_run if line.startswith("python -m pytest"))
+    assert len(text.splitlines()) <= 120, "README.md: move the detail into docs/design/"
+    assert ci_command in text, f"README.md must state the test command .ci/run runs: {ci_command}"
+    # `-n auto` needs pytest-xdist, so the install that reuses a torch must bring it too
+    assert "-n auto" not in ci_command or "pytest-xdist" in text
+
+
+@pytest.mark.parametrize(
+    "page", ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in (REPO / "docs" / "design").glob("*.md"))]
+)
+def test_relative_links_lead_to_files(page):
+    path = REPO / page
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))
+    missing = [t for t in targets if "://" not in t and not (path.parent / t).exists()]
+    assert missing == [], f"{page} links to missing files: {missing}"
