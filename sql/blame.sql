@@ -268,6 +268,9 @@ WITH named AS (
     SELECT s, e, name, cause, e - s AS dur FROM blame_intervals
     WHERE cause IN ('python', 'cpu_work', 'preprocess', 'sync_bubble', 'startup', 'module_loading', 'launching',
                     'framework_overhead')
+      -- a C call (with_stack records `<built-in method …>`) is held by the Python frame that made it: the
+      -- code a person wrote and can move
+      AND NOT (cause = 'python' AND starts_with(name, '<built-in'))
 ),
 names AS (SELECT name, row_number() OVER (ORDER BY name) AS name_rank FROM (SELECT DISTINCT name FROM named)),
 ranked AS (

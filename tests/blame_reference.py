@@ -13,10 +13,13 @@ import bisect
 import functools
 import gzip
 import json
+import math
 import re
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+
+from libreyolo_profile.store.decode.events import ROOFLINE_SHAPED_OPS  # which op names keep their shapes
 
 PRIORITY = {
     "gemm_conv": 1,
@@ -196,6 +199,8 @@ _ANNOTATION_NAMES = re.compile(
     r"^(ProfilerStep#|enumerate\(DataLoader\)#|Optimizer\..*#|module forward: |module backward: )|^##.*##$"
 )
 LOADING_LAUNCH_NS = 1_000_000
+# a CPU op whose inputs hold no more elements than this spends its time in dispatch (sql/verdict_thresholds.sql)
+DISPATCH_ELEMENTS = 1024
 
 
 @functools.cache  # a trace launches the same few hundred names thousands of times, some of them kilobytes long
@@ -256,6 +261,7 @@ def load_events(path: Path) -> list[dict]:
                 "ts": _ns(e["ts"]) - origin,
                 "dur": max(_ns(e.get("dur", 0) or 0), 0),
                 "correlation": int(correlation) if correlation not in (None, "") else None,
+                "dims": args.get("Input Dims"),
             }
         )
     return events
@@ -277,10 +283,23 @@ def _steps(events: list[dict]) -> list[tuple[int, int]]:
     return [(min(e["ts"] for e in span), max(e["ts"] + e["dur"] for e in span))]
 
 
-def _op_executes(ops: list[dict]) -> dict[int, bool]:
-    """Per op (by id), whether it spends at least half its time in itself (leaves always do)."""
+def _tiny(o: dict) -> bool:
+    """Whether an op's recorded inputs hold at most DISPATCH_ELEMENTS elements (a `[]` counts one). The trace's
+    shapes are read only for the ops the roofline models, as the product keeps them."""
+    dims = o["dims"]
+    if o["name"] not in ROOFLINE_SHAPED_OPS or not isinstance(dims, list) or not dims:
+        return False
+    if not all(isinstance(d, list) and all(isinstance(n, int) for n in d) for d in dims):
+        return False  # a tensor list's dims, or a shape not read as integers
+    return sum(math.prod(d) if d else 1 for d in dims) <= DISPATCH_ELEMENTS
+
+
+def _op_executes(ops: list[dict]) -> tuple[dict[int, bool], dict[int, bool]]:
+    """Per op (by id), whether it spends at least half its time in itself (leaves always do), and whether it
+    or an op enclosing it on its thread is tiny (its time is dispatch)."""
     child_ns: dict[int, int] = defaultdict(int)
     has_child: set[int] = set()
+    dispatch: dict[int, bool] = {}
     by_thread = defaultdict(list)
     for o in ops:
         by_thread[(o["pid"], o["tid"])].append(o)
@@ -292,8 +311,10 @@ def _op_executes(ops: list[dict]) -> dict[int, bool]:
             if stack:
                 child_ns[id(stack[-1])] += o["dur"]
                 has_child.add(id(stack[-1]))
+            dispatch[id(o)] = _tiny(o) or (bool(stack) and dispatch[id(stack[-1])])
             stack.append(o)
-    return {id(o): id(o) not in has_child or 2 * (o["dur"] - child_ns[id(o)]) >= o["dur"] for o in ops}
+    executes = {id(o): id(o) not in has_child or 2 * (o["dur"] - child_ns[id(o)]) >= o["dur"] for o in ops}
+    return executes, dispatch
 
 
 @functools.cache
@@ -431,9 +452,9 @@ def blame(path: Path) -> dict[int, dict]:
                     if c in ("cpu_work", "python") and s < first and e > start
                 ]
     else:
-        executes = _op_executes(ops)
+        executes, dispatch = _op_executes(ops)
         for o in ops:
-            if not executes[id(o)]:
+            if not executes[id(o)] or dispatch[id(o)]:
                 cause = "framework_overhead"
             elif _CPU_COLLECTIVE.search(o["name"]):
                 cause = "cpu_communication"

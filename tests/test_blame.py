@@ -25,6 +25,7 @@ from tests.synthetic_traces import (
     op,
     python_frame,
     runtime,
+    shaped_op,
     write_trace,
 )
 
@@ -234,6 +235,24 @@ CASES = {
         STEP + [other_thread(e) for e in launched(GEMM_TENSORCORE, 10, 30)[:2]] + [kernel(GEMM_TENSORCORE, 10, 30, 1)],
         {1: {"launching": 10, "gemm_conv": 30, "unexplained_idle": 60}},
     ),
+    # a poll of the device's progress, cudaEventQuery [40,60), waits on the device like a sync
+    "sync_bubble_poll": (
+        STEP + launched(GEMM_TENSORCORE, 10, 30) + [runtime("cudaEventQuery", 40, 20)],
+        {1: {"launching": 10, "gemm_conv": 30, "sync_bubble": 20, "unexplained_idle": 40}},
+    ),
+    # CPU profile, ops on tiny inputs: add [0,10) on two 4-element tensors executes but is all dispatch; mul
+    # [10,20) on a 4-element tensor and a scalar spends 7 µs in copy_ [12,19), which executes, but inside a
+    # dispatch-sized op it is dispatch too: framework 20; add [20,50) on two 1024×1024 tensors: other ops 30
+    "cpu_dispatch": (
+        STEP
+        + [
+            shaped_op("aten::add", 0, 10, [[4], [4], []], ["float", "float", "Scalar"]),
+            shaped_op("aten::mul", 10, 10, [[4], []], ["float", "Scalar"]),
+            op("aten::copy_", 12, 7),
+            shaped_op("aten::add", 20, 30, [[1024, 1024], [1024, 1024], []], ["float", "float", "Scalar"]),
+        ],
+        {1: {"framework_overhead": 20, "cpu_other_ops": 30, "unexplained_idle": 50}},
+    ),
     # CPU profile: conv [0,40) and linear [50,80) execute (linear: 4 µs of children, 26 self); add
     # [40,50); relu [80,90) spends 1 µs in itself around clamp_min [80,89): framework 1, other ops 9;
     # gloo:all_reduce on thread 2 [91,96); nothing on [90,91) and [96,100)
@@ -382,3 +401,33 @@ def test_holders_match_a_plain_python_reference():
     con.execute(_holders_statement())
     got = {(cause, name): ns for cause, name, ns in con.execute("SELECT cause, name, ns FROM blame_holders").fetchall()}
     assert len(pieces) > 50 and got == expected
+
+
+def test_host_floor_by_hand(tmp_path):
+    # Thread 1: aten::mm [0,10) launching a GEMM [10,40) with cudaLaunchKernel [2,4); cudaStreamSynchronize
+    # [40,70) waits on the device; aten::add [70,80) launching an elementwise kernel [80,85) with [72,74).
+    # Thread 2: a Python frame [75,90). Thread 1 works [0,10) and [70,80) (the sync is a wait), thread 2
+    # [75,90): the union is [0,10) + [70,90) = 30 µs. Without the GEMMs their launch [2,4) goes too: 28 µs;
+    # without the elementwise kernels, [72,74): 28 µs; a category with no launch here keeps 30.
+    from libreyolo_profile.sqlmodules import run_module
+    from libreyolo_profile.store.decode.parse import parse_trace
+    from libreyolo_profile.store.ingest.analyse import register_roofline_inputs
+    from libreyolo_profile.store.ingest.timeline import ingest
+
+    events = STEP + [
+        op("aten::mm", 0, 10),
+        runtime("cudaLaunchKernel", 2, 2, 1),
+        kernel(GEMM_TENSORCORE, 10, 30, 1),
+        runtime("cudaStreamSynchronize", 40, 30),
+        op("aten::add", 70, 10),
+        runtime("cudaLaunchKernel", 72, 2, 2),
+        kernel(ELEMENTWISE, 80, 5, 2),
+        python_frame("train.py(12): augment", 75, 15, tid=2),
+    ]
+    parsed = parse_trace(write_trace(tmp_path / "floor.json", events))
+    con = ingest(parsed, None)
+    con.execute("CREATE OR REPLACE TEMP TABLE trace_info AS SELECT NULL::BIGINT AS rank")
+    register_roofline_inputs(con, parsed.devices, None)
+    run_module(con, "blame.sql")
+    floors = dict(con.execute("SELECT category, ms_per_step * 1000 FROM blame_host_floor").fetchall())
+    assert floors == pytest.approx({None: 30, "gemm": 28, "elementwise": 28})
