@@ -4,6 +4,7 @@ from is still in the CPU cache."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from operator import attrgetter
 
 import msgspec
@@ -193,10 +194,13 @@ class BatchColumns:
         for f in _EVENT_FIELDS:
             lists[f].extend(map(bytes, map(g[f], events)))
         args = list(map(g["args"], events))
-        not_objects = args.count(None)
+        kinds = Counter(map(type, args))
+        not_objects = len(args) - kinds[EventArgs] - kinds[msgspec.UnsetType]
         if not_objects:
             self.stats.count(ARGS_NOT_AN_OBJECT, not_objects)
-        args = [a if a.__class__ is EventArgs else _NO_ARGS for a in args]
+            args = [a if a.__class__ is EventArgs else _NO_ARGS for a in args]
+        elif kinds[msgspec.UnsetType]:
+            args = [_NO_ARGS if a is msgspec.UNSET else a for a in args]
         for f in _ARG_SCALAR_FIELDS:
             lists[f].extend(map(g[f], args))
         names = lists["name"][-len(events) :] if events else []

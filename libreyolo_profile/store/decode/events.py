@@ -55,9 +55,10 @@ class Event(msgspec.Struct, gc=False):
     tid: msgspec.Raw = RAW_NULL
     ts: msgspec.Raw = RAW_NULL
     dur: msgspec.Raw = RAW_NULL
-    # UNSET where the event has no args (normal for some events), None where args was not an object
-    # (null, a list …): that event's correlation and ids are unknown, and columns.py counts it
-    args: EventArgs | None | msgspec.UnsetType = msgspec.UNSET
+    # UNSET where the event has no args (normal for some events); anything but an object (null, a list …) is
+    # taken as it is, so such an event stays on the fast path: its correlation and ids are unknown, and
+    # columns.py counts it
+    args: EventArgs | list | str | int | float | bool | None | msgspec.UnsetType = msgspec.UNSET
 
 
 class DeviceProperties(msgspec.Struct, gc=False):

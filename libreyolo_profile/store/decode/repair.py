@@ -96,7 +96,7 @@ def _lenient_event(obj) -> Event | None:
         return RAW_NULL if value is None else msgspec.Raw(msgspec.json.encode(value))
 
     args = obj.get("args", msgspec.UNSET)
-    parsed_args = None if args is not msgspec.UNSET else msgspec.UNSET
+    parsed_args = args if not isinstance(args, dict) else None  # not an object: columns.py counts it
     if isinstance(args, dict):
         fields = {}
         for field in msgspec.structs.fields(EventArgs):
