@@ -57,7 +57,7 @@ CREATE OR REPLACE TEMP TABLE duration_counts AS SELECT duration_events, usable F
 CREATE OR REPLACE TEMP TABLE event_damage AS
 SELECT reason, events, example
 FROM event_time_counts,
-     (VALUES (1, 'dropped: no readable timestamp (ts missing, not a number or out of range)', no_ts, no_ts_text),
+     (VALUES (1, 'dropped: no readable timestamp (ts missing, not a number, or past the range of µs: nanoseconds?)', no_ts, no_ts_text),
              (2, 'negative duration, read as 0 long', negative, negative_text),
              (3, 'duration missing, not a number or out of range, read as 0 long', no_dur, no_dur_text))
          AS d(position, reason, events, example)

@@ -25,6 +25,7 @@ import pyarrow as pa
 from libreyolo_profile.errors import UnanalysableError
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.pandas_probe import before_building_arrays
+from libreyolo_profile.store.decode.columns import as_number
 from libreyolo_profile.store.decode.events import ParsedTrace, TraceStats
 from libreyolo_profile.store.decode.limits import DecodeSizes, Limits
 from libreyolo_profile.store.decode.parallel import decode_in_two_processes
@@ -131,7 +132,7 @@ def _parsed_trace(path: Path, table: pa.Table, reader: EventReader) -> ParsedTra
                 "device": None if prop.id is None else str(prop.id),
                 "name": prop.name,
                 "total_mb": None if total is None else float(total) / 2**20,
-                "num_sms": prop.numSms if isinstance(prop.numSms, int) else None,
+                "num_sms": as_number(prop.numSms, True)[0],
             }
         )
     info = header.distributedInfo
@@ -151,10 +152,7 @@ def _parsed_trace(path: Path, table: pa.Table, reader: EventReader) -> ParsedTra
 
 
 def _int_or_none(value) -> int | None:
-    try:
-        return None if value is None else int(value)
-    except ValueError:
-        return None
+    return as_number(value, True)[0]  # "3", 3.0 and 3 alike
 
 
 def damage_notes(stats: TraceStats | None, typing: list[tuple[str, int, str | None]] = ()) -> list[str]:
