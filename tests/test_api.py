@@ -258,3 +258,76 @@ def test_every_public_name_is_documented():
                 if not member.startswith("_") and not inspect.getdoc(value):
                     missing.append(f"{name}.{member}")
     assert missing == []
+
+
+# Issue 54: every connection the API hands out reads no file and writes none (old: `p.con` was unlocked,
+# so COPY … TO, read_csv('/etc/passwd') and `relation.write_csv(path)` all worked); a dropped or replaced
+# table is one line (old: DuckDB's CatalogException from deep inside a reader).
+WRITES = [
+    lambda p, out: p.con.execute(f"COPY kernels TO '{out}'"),
+    lambda p, out: p.con.execute("SELECT * FROM read_csv('/etc/passwd')").fetchall(),
+    lambda p, out: p.con.execute("SELECT * FROM sniff_csv('/etc/passwd')").fetchall(),
+    lambda p, out: p.con.execute(f"ATTACH '{out}' AS leak"),
+    lambda p, out: p.con.execute(f"EXPORT DATABASE '{out.parent / 'dump'}'"),
+    lambda p, out: p.con.execute("SET enable_external_access = true"),
+    lambda p, out: p.kernels().write_csv(str(out)),
+    lambda p, out: p.table("ops").to_parquet(str(out)),
+    lambda p, out: p.con.cursor().execute(f"COPY (SELECT 1) TO '{out}'"),
+]
+
+
+@pytest.mark.parametrize("attempt", range(len(WRITES)))
+def test_the_profile_connection_reads_and_writes_no_file(h100, attempt, tmp_path, monkeypatch):
+    import duckdb
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(duckdb.Error):
+        WRITES[attempt](h100, tmp_path / "leak.csv")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_comparison_table_writes_no_file(h100, tmp_path):
+    import duckdb
+
+    import libreyolo_profile as lp
+
+    comparison = lp.compare(h100, h100)
+    with pytest.raises(duckdb.Error):
+        comparison.table().write_csv(str(tmp_path / "c.csv"))
+    assert list(tmp_path.iterdir()) == []
+    written = comparison.export(tmp_path / "c.parquet")
+    assert written.is_file() and comparison.table().fetchall() == duckdb.sql(f"FROM '{written}'").fetchall()
+
+
+def test_export_writes_where_it_is_told_and_replaces_only_when_asked(h100, tmp_path):
+    import libreyolo_profile as lp
+
+    top = h100.kernels(top=3)
+    out = h100.export(top, tmp_path / "top.csv")
+    first = out.read_text()
+    assert first.splitlines()[0].replace('"', "").split(",") == top.columns and len(first.splitlines()) == 4
+    with pytest.raises(lp.UsageError, match="exists"):
+        h100.export("ops", out)
+    assert out.read_text() == first  # kept
+    h100.export("ops", out, force=True)
+    assert len(out.read_text().splitlines()) == 1 + h100.con.execute("SELECT count(*) FROM ops").fetchall()[0][0]
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "elsewhere.csv")
+    with pytest.raises(lp.UsageError, match="symbolic link"):
+        h100.export(top, link, force=True)
+    with pytest.raises(lp.UsageError, match=r"\.csv or \.parquet"):
+        h100.export(top, tmp_path / "top.txt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.csv", "top.csv"]
+
+
+def test_a_dropped_or_replaced_table_is_one_line():
+    import libreyolo_profile as lp
+
+    p = lp.open(require_traces() / H100)
+    assert p.kernels(top=1).fetchall()
+    p.con.execute("DROP TABLE kernels")
+    with pytest.raises(lp.UsageError, match="table kernels was dropped .* lp.open"):
+        p.kernels()
+    p.con.execute("CREATE TABLE kernels AS SELECT 1 AS one")
+    with pytest.raises(lp.UsageError, match="table kernels was replaced"):
+        p.summary()

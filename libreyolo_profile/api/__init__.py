@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from libreyolo_profile.api.comparison import Comparison
 from libreyolo_profile.api.cross import compare, connect, query, what_if
+from libreyolo_profile.api.export import export
 from libreyolo_profile.api.metrics import Metrics, Verdict
 from libreyolo_profile.api.profile import Profile, open
 from libreyolo_profile.errors import ProfileError, UnanalysableError, UsageError
@@ -20,6 +21,7 @@ __all__ = [
     "Verdict",
     "compare",
     "connect",
+    "export",
     "open",
     "query",
     "what_if",

@@ -72,12 +72,22 @@ class Comparison(Mapping[str, object]):
         return self.gate["exit_code"] if self.gate is not None else EXIT_OK
 
     def table(self):
-        """The metric rows as a DuckDB relation (.df(), .pl(), .arrow()) on a connection of their own."""
+        """The metric rows as a DuckDB relation (.df(), .pl(), .arrow()) on a locked connection of their own
+        (lp.export writes it to a file)."""
         import duckdb
         import pyarrow as pa
 
+        from libreyolo_profile.api.readonly import locked
+
         con = duckdb.connect(":memory:")
-        return con.from_arrow(pa.Table.from_pylist(self.rows))
+        con.from_arrow(pa.Table.from_pylist(self.rows)).to_table("comparison")
+        return locked(con).table("comparison")
+
+    def export(self, path, *, force: bool = False):
+        """The metric rows written to `path` as CSV or Parquet (api/export.py); the path written."""
+        from libreyolo_profile.api.export import export
+
+        return export(self.table(), path, force=force)
 
     def _repr_html_(self) -> str:
         from libreyolo_profile.api.html import comparison_html

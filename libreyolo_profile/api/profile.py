@@ -23,13 +23,17 @@ def open(path: str | Path) -> "Profile":  # noqa: A001 - `lp.open` is the name t
     directory, or any PyTorch profiler (Kineto) trace, .json or .json.gz. A missing or unreadable file is
     a UsageError and a trace that cannot be analysed an UnanalysableError (both ProfileError), with the
     one-line message the CLI prints."""
+    from libreyolo_profile.api.readonly import locked
+
     opened = open_profile(Path(path))
-    return Profile(opened.loaded, opened.con)
+    return Profile(opened.loaded, locked(opened.con))
 
 
 class Profile(OpenProfile):
     """One opened profile. Its document is read once; its tables (kernels, ops, phases, steps, blame,
-    modules) sit in an in-memory DuckDB connection (``con``) that every relation here reads."""
+    modules) sit in an in-memory DuckDB connection (``con``) that every relation here reads. The connection
+    opens no file and changes no setting (api/readonly.py); a table dropped or replaced through it is
+    reported in one line by the next method that reads the tables."""
 
     @property
     def path(self) -> Path:
@@ -69,6 +73,7 @@ class Profile(OpenProfile):
         {cause: % of all steps' wall time}}, as `summary --json` prints it (table("blame") has the rows)."""
         from libreyolo_profile.readers.summary import blame_by_step
 
+        self._intact()
         return blame_by_step(self.con)
 
     @property
@@ -89,6 +94,7 @@ class Profile(OpenProfile):
             raise UsageError(
                 f"unknown table '{name}'{close_match_hint(name, list(TABLES))}; tables: {', '.join(TABLES)}"
             )
+        self._intact()
         return self.con.table(name)
 
     def kernels(
@@ -106,6 +112,7 @@ class Profile(OpenProfile):
         None keeps every kernel; sort is time, count or name."""
         from libreyolo_profile.readers.kernels import kernel_relation
 
+        self._intact()
         return kernel_relation(
             self, top=top, category=category, grep=grep, tensorcore=tensorcore, sort=sort, phase=phase
         )
@@ -114,12 +121,14 @@ class Profile(OpenProfile):
         """Framework ops by self CPU time per measured step, as `ops` shows them (sql/ops.sql)."""
         from libreyolo_profile.readers.ops import op_relation
 
+        self._intact()
         return op_relation(self, top=top, phase=phase)
 
     def phases(self):
         """GPU ms, wall ms, kernels and ops per phase per measured step, as `phases` shows them."""
         from libreyolo_profile.readers.phases import phase_relation
 
+        self._intact()
         return phase_relation(self.loaded, self.con)
 
     def modules(self, *, depth: int | None = None, phase: str | None = None):
@@ -127,6 +136,7 @@ class Profile(OpenProfile):
         forward or backward."""
         from libreyolo_profile.readers.modules import module_relation
 
+        self._intact()
         return module_relation(self, depth, phase)
 
     def sql(self, query: str):
@@ -147,13 +157,38 @@ class Profile(OpenProfile):
         """Everything `summary --json` prints for this profile."""
         from libreyolo_profile.readers.summary import summary_document
 
+        self._intact()
         return summary_document(self)
 
     def what_if(self, *, remove_category: str | None = None, remove_launches: int | None = None) -> dict:
         """What removing work would buy, as `what-if --json` prints it (lp.what_if)."""
         from libreyolo_profile.api.cross import what_if
 
+        self._intact()
         return what_if(self, remove_category=remove_category, remove_launches=remove_launches)
+
+    def export(self, what, path: str | Path, *, force: bool = False) -> Path:
+        """Write a relation (from this profile's methods, or any of the API's) or one of the tables, named, to
+        `path` as CSV or Parquet (api/export.py: the one way a relation reaches a file); the path written."""
+        from libreyolo_profile.api.export import export
+
+        return export(self.table(what) if isinstance(what, str) else what, path, force=force)
+
+    def _intact(self) -> None:
+        """Refuse, in one line, to read tables that SQL on `con` dropped or replaced: the readers' SQL would
+        fail deep inside with DuckDB's catalog error, or answer from other rows."""
+        rows = self.con.execute(
+            "SELECT table_name, list(column_name ORDER BY column_index) FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND database_name = current_database() GROUP BY table_name"
+        ).fetchall()
+        present = dict(rows)
+        for name, columns in TABLES.items():
+            if present.get(name) != [column[0] for column in columns]:
+                what = "dropped" if name not in present else "replaced by other columns"
+                raise UsageError(
+                    f"table {name} was {what} on this profile's connection (p.con): open the profile again "
+                    f"with lp.open({str(self.path)!r})"
+                )
 
     def _repr_html_(self) -> str:
         from libreyolo_profile.api.html import profile_html

@@ -1,6 +1,8 @@
 """Read-only DuckDB connections for the Python API, under the rules `query` runs by (readers/query.py):
 the tables are loaded into memory, then file access is switched off and the settings locked; the SQL
-must be one SELECT (or an EXPLAIN of one)."""
+must be one SELECT (or an EXPLAIN of one). Every connection the API hands out is locked so (a profile's
+`con`, a comparison's table, `lp.connect`): no SQL or relation method on it reads or writes a file, and
+`lp.export` is the one way a relation reaches a file, one the caller names."""
 
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ def locked_profile_connection(loaded: Loaded, tables: list[str]):
         con.read_parquet(file).to_view(table)  # lock_down loads each view into memory before locking
         files.append(file)
     lock_down(con, files, tables)
+    return con
+
+
+def locked(con):
+    """`con`, its tables already in memory, locked as `query` locks its own (no file, no setting)."""
+    lock_down(con, [], ())
     return con
 
 
