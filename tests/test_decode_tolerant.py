@@ -340,6 +340,20 @@ def test_allocator_events_with_float_device_ids_are_read(tmp_path):
     assert stats.altered["`Bytes` written as text, read as the number"] == len(kernels)
 
 
+def test_an_odd_header_field_loses_only_itself(tmp_path):
+    """An unreadable distributedInfo made the whole header undecodable: deviceProperties went with it."""
+    require_traces()
+    trace = next((t for t in SMALLEST if isinstance(_load(t), dict) and _load(t).get("deviceProperties")), None)
+    assert trace is not None, "no small trace records deviceProperties"
+    doc = _load(trace)
+    odd_distributed_info(doc, random.Random(0))
+    path = tmp_path / "odd_header.json"
+    path.write_text(json.dumps(doc))
+    clean, odd = parse_trace(trace, report=False), parse_trace(path, report=False)
+    assert odd.devices == clean.devices and odd.rank is None
+    assert any("distributedInfo.rank" in note for note in odd.stats.header_notes), odd.stats.header_notes
+
+
 def test_two_processes_count_what_one_counts(tmp_path):
     """A big plain trace is decoded by two processes: what each counted is added up, not lost."""
     require_traces()
