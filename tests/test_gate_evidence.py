@@ -119,6 +119,42 @@ def test_a_trial_value_that_is_not_a_finite_plausible_number_fails_the_gate(v100
     assert plain.returncode == 0 and "note step_ms: not evidence" in " ".join(plain.stdout.split())
 
 
+# Issue 54: the gate judges the trials a profile holds, never a summary of them. A `repeat` block edited
+# to claim 999 trials of 1.0 ms passed `step_ms:+5%` over a profile whose own trials say 327 ms.
+FORGED = {
+    "n and values": {"mean": 1.0, "std": 0.0, "n": 999, "values": [1.0] * 999},
+    "values": {"mean": 1.0, "std": 0.0, "n": 3, "values": [1.0, 1.0, 1.0]},
+    "n": {"n": 999},
+    "mean": {"mean": 1.0},
+    "std": {"std": 0.0},
+}
+
+
+@pytest.mark.parametrize("forged", list(FORGED))
+def test_a_repeat_block_that_disagrees_with_the_trials_fails_the_gate(v100_doc, tmp_path, cache, forged):
+    before = profile(v100_doc, tmp_path, "before", steps=[300.0, 301.0, 302.0])
+    after = profile(v100_doc, tmp_path, "after", steps=[327.0, 328.0, 329.0])
+
+    def edit(doc):
+        doc["repeat"]["step_ms"].update(FORGED[forged])
+
+    plant(after, edit)
+    code, report, stderr = compare(before, after, "--fail-on", "step_ms:+5%", cache=cache)
+    rule = report["gate"]["rules"][0]
+    assert code == EXIT_REGRESSION and rule["outcome"] == "invalid", rule
+    assert "repeat.step_ms, a summary that disagrees with the profile's own trials" in rule["reason"]
+    assert str(after) in rule["reason"] and "invalid evidence" in stderr
+    assert report["significance"]["n_after"] == 3  # the trials it has, not the n it claims
+
+
+def test_an_honest_repeat_block_is_the_trials_evidence(v100_doc, tmp_path, cache):
+    before = profile(v100_doc, tmp_path, "before", steps=[300.0, 301.0, 302.0])
+    after = profile(v100_doc, tmp_path, "after", steps=[327.0, 328.0, 329.0])
+    code, report, _ = compare(before, after, "--fail-on", "step_ms:+5%", cache=cache)
+    rule = report["gate"]["rules"][0]
+    assert code == EXIT_REGRESSION and rule["outcome"] == "fail" and rule["after"] == pytest.approx(328.0)
+
+
 def test_garbage_on_the_before_side_or_in_one_pooled_member_fails_the_gate(v100_doc, tmp_path, cache):
     after = profile(v100_doc, tmp_path, "after")
     before = profile(v100_doc, tmp_path, "before")
