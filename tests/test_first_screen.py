@@ -1,5 +1,6 @@
-"""The first screen a user reads (issue #15): `summary` in a terminal of 80 and 120 columns, on a CPU
-profile and on a GPU one, through the real CLI.
+"""The screens a user reads (issues #15, #52): `summary` (the first screen: at most 40 lines at 100 columns,
+on every shared trace) and `summary --full` in a terminal of 80 and 120 columns, on a CPU profile and on
+a GPU one, through the real CLI.
 
 Snapshot-style: the rendered text is parsed back into its tables and checked for properties, not
 compared byte for byte. No count prints as a float, no null sentence repeats, no header is cut, every
@@ -91,8 +92,9 @@ def gpu_trace(trace):
 # reading a rendered screen back
 
 
-def screen(path, columns: int) -> str:
-    result = run_cli("summary", str(path), env={"COLUMNS": str(columns)})
+def screen(path, columns: int, full: bool = True) -> str:
+    """`summary --full` (every table and figure), or with full=False the first screen."""
+    result = run_cli("summary", str(path), *(["--full"] if full else []), env={"COLUMNS": str(columns)})
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -324,3 +326,74 @@ def test_kernels_phase_filter_says_whose_share(gpu_trace):
     unfiltered = run_cli("kernels", str(gpu_trace), "--top", "3", env={"COLUMNS": "120"})
     headers, _ = table_named(unfiltered.stdout, "GPU kernels per measured step")
     assert "% of device time" in headers
+
+
+# ------------------------------------------------------------------------------------------------
+# the first screen without --full (issue #52), on every shared trace
+
+FIRST_SCREEN_LINES = 40  # at 100 columns
+FIGURE = re.compile(r"\S*\d\S*")  # a word holding a digit: a number, with its unit or punctuation
+TABLE_GLYPHS = "│┃━╇"
+
+
+def shared_traces() -> list[str]:
+    """Every trace under the shared traces folder, at any depth (a job's ranks are traces too)."""
+    from tests.conftest import TRACES
+
+    if not TRACES.is_dir():
+        return []
+    found = (p for p in TRACES.rglob("*") if p.name.endswith((".json", ".json.gz")) and p.is_file())
+    return sorted(p.relative_to(TRACES).as_posix() for p in found)
+
+
+def prose_figures(text: str) -> list[str]:
+    """The words holding a digit outside the tables, in order."""
+    return [w for line in text.splitlines() if not any(g in line for g in TABLE_GLYPHS) for w in FIGURE.findall(line)]
+
+
+def rendered(document: dict, columns: int, monkeypatch, capsys) -> str:
+    """The first screen of a summary document as the CLI prints it at `columns` (not a terminal)."""
+    from libreyolo_profile.readers.summary import show_summary
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    show_summary(document)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", shared_traces())
+def test_first_screen_fits_and_wraps_words_not_numbers(trace, name, monkeypatch, capsys):
+    from libreyolo_profile.readers.summary import summary_document
+
+    # one analysis, rendered at both widths (the CLI's path through summary is test_cpu_first_screen's)
+    document = summary_document(trace(name))
+    at_100, at_80 = rendered(document, 100, monkeypatch, capsys), rendered(document, 80, monkeypatch, capsys)
+    assert len(at_100.splitlines()) <= FIRST_SCREEN_LINES, at_100
+    assert max(len(line) for line in at_100.splitlines()) <= 100
+    assert max(len(line) for line in at_80.splitlines()) <= 80
+    # one screen at both widths, only wrapped elsewhere: a number cut or wrapped mid-digit at 80 would be
+    # two other words, and a figure left out would be missing
+    assert prose_figures(at_80) == prose_figures(at_100)
+    assert tables(at_80).get("Headline figures") == tables(at_100).get("Headline figures")
+    assert not re.search(r"\b\d(\.\d+)?e[+-]\d+\b", at_100), "scientific notation"
+    prose = flowing(at_100)
+    verdict = document["verdict"]
+    assert flowing(f"{verdict['bound']} — {verdict['reason']}") in prose
+    assert flowing(f"next: {verdict['next_step']}") in prose
+    assert all(mark in prose for mark in document["marks"])
+    assert "More, one command each (every table and figure: summary --full" in prose
+    for metric, value in document["metrics"].items():
+        if re.search(rf"\b{metric}\b", prose) and value is None:
+            assert f"— {metric}: " in prose  # a null figure on the screen says why
+
+
+def test_cpu_first_screen_points_to_the_ops_that_take_the_time(cpu_trace):
+    text = screen(cpu_trace, 100, full=False)
+    headers, rows = table_named(text, "Headline figures")
+    figures = {row[0]: row[1:] for row in rows}
+    document = cli_json("summary", str(cpu_trace))
+    # the busy share of a CPU profile, not GPU utilization, and the same number as --full's
+    assert "gpu_util_pct" not in figures and "gpu_util_pct" not in text
+    assert figures["leaf_busy_pct"] == [f"{document['metrics']['leaf_busy_pct']:.2f}", "% of step"]
+    # mkldnn_convolution's 480 µs of self time per call lead the ops (see cpu_call)
+    assert re.search(r"ops +top by self CPU time: aten::mkldnn_convolution 0\.48 ms/call → ops", text)
+    assert "Top ops per call" not in text and "Top ops per call" in screen(cpu_trace, 100)

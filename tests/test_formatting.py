@@ -182,7 +182,8 @@ def test_kernel_rows_stay_one_line_at_80_columns(trace):
     [
         ("kernels", A100, "--top", "12"),
         ("summary", A100),
-        ("summary", "cpu_only_rank34"),
+        ("summary", A100, "--full"),
+        ("summary", "cpu_only_rank34", "--full"),
         ("ops", A100, "--top", "8"),
         ("phases", V100_W0),
     ],
@@ -245,3 +246,25 @@ def test_compare_prints_count_deltas_whole(trace):
     row = next(line for line in result.stdout.splitlines() if line.startswith("launches_per_step"))
     cells = [cell.strip() for cell in row.split("│")]
     assert cells[1:4] == ["1,516", "1,543", "27"], row  # counts from the traces' ProfilerSteps (test_real_traces)
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (1730.2, "1,730"),  # never 1.73e+03
+        (173.02, "173"),
+        (99.96, "100"),  # three digits after rounding, not 100.0
+        (9.996, "10.0"),
+        (1.7302, "1.73"),
+        (0.908, "0.908"),
+        (-0.0123, "-0.0123"),
+        (6.66e-06, "0.000007"),  # six decimals at most, never 6.66e-06
+        (4e-09, "<0.000001"),  # below six decimals: its bound, not a false 0
+        (0.0, "0"),
+        (None, "—"),
+    ],
+)
+def test_quantities_that_span_decades_print_in_plain_notation(value, shown):
+    from libreyolo_profile.output.terminal import fmt_sig
+
+    assert fmt_sig(value) == shown

@@ -37,6 +37,26 @@ def fmt(value, digits: int = 2, unit: str | None = None) -> str:
     return safe_line(value)
 
 
+def fmt_sig(value, significant: int = 3, max_decimals: int = 6) -> str:
+    """A quantity that spans decades (ms above a roof, a share of a peak) in plain notation, never
+    `1.73e+03` or `6.66e-06`: `significant` digits, whole from 10^(significant−1) up with thousands
+    separators, at most `max_decimals` decimals below (a smaller non-zero value prints as its bound)."""
+    import math
+
+    if value is None:
+        return "—"
+    if not math.isfinite(value):
+        return str(value)
+    rounded = float(f"{value:.{significant}g}")  # 99.96 is 100 at three digits: whole, not 100.0
+    if rounded == 0 or abs(rounded) >= 10 ** (significant - 1):
+        return f"{value:,.0f}"
+    decimals = min(significant - 1 - math.floor(math.log10(abs(rounded))), max_decimals)
+    shown = f"{value:.{decimals}f}"
+    if float(shown) == 0:  # below what max_decimals shows: say its bound rather than a false 0
+        return ("-" if value < 0 else "") + "<" + f"{10**-max_decimals:.{max_decimals}f}"
+    return shown
+
+
 def fmt_count(value) -> str:
     """A count, or a count per step: whole. A per-step mean under 10 that is not whole keeps one
     decimal, so 0.4 launches per step does not read as none."""

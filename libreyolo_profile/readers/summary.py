@@ -1,9 +1,9 @@
 """`libreyolo profile summary`: the top-level read of one profile.
 
-`--json` carries every headline metric, null ones with their reason. The terminal view is the first
-screen a user reads, so it fits the device: rows that cannot apply are named on one line, nulls that
-share a reason share one line, every share says what it is a share of, and a CPU profile shows where
-its time goes (top ops by self time) instead of empty GPU tables."""
+`--json` carries every headline metric, null ones with their reason. The terminal shows the first screen
+(readers/summary_screen.py); `--full` every table, fitted to the device: rows that cannot apply on one
+line, nulls sharing a reason on one line, every share naming its whole, and for a CPU profile where its
+time goes (top ops by self time) instead of empty GPU tables."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from libreyolo_profile.metric_catalog import GPU, METRICS, is_cpu_profile, measured_unit, metric_note, null_reason
 from libreyolo_profile.output.json_out import emit_json
-from libreyolo_profile.output.terminal import fmt, fmt_metric, one_line, short_name, short_names, stdout_console, table
+from libreyolo_profile.output.terminal import fmt, fmt_metric, short_name, short_names, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records, run_sql
 from libreyolo_profile.readers.model_identity import model_line
@@ -21,6 +21,7 @@ from libreyolo_profile.readers.provenance import header_line, is_unprofiled, pro
 from libreyolo_profile.readers.ranks import ranks_document, render_ranks
 from libreyolo_profile.readers.roofline import above_roof_lines, above_roof_rows
 from libreyolo_profile.readers.summary_charts import bar_cells, print_blame, print_step_bar
+from libreyolo_profile.readers.summary_screen import show_first_screen
 
 HEADLINE = [
     "step_ms",
@@ -334,21 +335,21 @@ def _print_device_time(console, s: dict) -> None:
         )
 
 
-def show_summary(s: dict) -> None:
+def show_summary(s: dict, full: bool = False) -> None:
+    """The first screen (readers/summary_screen.py), or with `full` every table and figure."""
     from rich.markup import escape
     from rich.panel import Panel
 
     console = stdout_console()
+    if not full:
+        rows, _, unavailable = metric_rows(s)
+        show_first_screen(console, s, _headline(s).split("\n"), rows, unavailable, table)
+        return
     for line in _headline(s).split("\n"):
         console.print(safe_line(line), highlight=False, markup=False)
-    cut = False
     for name, text in s["marks"].items():
-        whole = " ".join(f"{safe_line(name)}: {safe_line(text)}".split())
-        line = one_line(whole, console.width - len("mark "))
-        cut = cut or line != whole
-        console.print(f"[yellow]mark[/] {escape(line)}", highlight=False)
-    if cut:
-        console.print("[dim]each mark in full: summary --json (marks), or the report[/]", highlight=False)
+        # whole, wrapped between words: the end of a mark is often its remedy
+        console.print(f"[yellow]mark[/] {escape(' '.join(f'{safe_line(name)}: {safe_line(text)}'.split()))}")
     v = s["verdict"]
     console.print(
         Panel(
@@ -390,9 +391,9 @@ def show_summary(s: dict) -> None:
         _print_device_time(console, s)
 
 
-def print_summary(source: Path | OpenProfile, as_json: bool) -> None:
+def print_summary(source: Path | OpenProfile, as_json: bool, full: bool = False) -> None:
     s = summary_document(source)
     if as_json:
         emit_json(s)
     else:
-        show_summary(s)
+        show_summary(s, full)

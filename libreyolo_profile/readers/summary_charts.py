@@ -34,6 +34,15 @@ def print_step_bar(console, s: dict, noun: str) -> None:
 
 def print_blame(console, s: dict) -> None:
     """The blame as a stacked bar per step and in total, the verdict beside the total (sql/blame.sql)."""
+    _blame_bars(console, s, BLAME_STEPS_SHOWN)
+
+
+def print_blame_total(console, s: dict, legend: bool = True) -> None:
+    """The first screen's blame: the total bar alone (each step's: summary --full), its legend unless told."""
+    _blame_bars(console, s, 0, legend)
+
+
+def _blame_bars(console, s: dict, steps_shown: int, legend: bool = True) -> None:
     from rich.markup import escape
 
     from libreyolo_profile.readers.report_text import BLAME_STYLES, patterns_for, stacked
@@ -43,23 +52,29 @@ def print_blame(console, s: dict) -> None:
         return
     noun = measured_unit(s["profile"]["kind"])
     cells = bar_cells(console, 60, 36)
-    console.print(
-        f"[bold]Blame[/] · {escape(s['provenance']['tables'])}: what held each {noun}'s critical path "
-        f"(% of its wall time)",
-        highlight=False,
-    )
+    if steps_shown:
+        console.print(
+            f"[bold]Blame[/] · {escape(s['provenance']['tables'])}: what held each {noun}'s critical path "
+            f"(% of its wall time)",
+            highlight=False,
+        )
+    else:
+        console.print(f"[bold]Blame[/]: what held the critical path, % of wall time ({noun}s: summary --full)")
     order = list(blame["total"])  # every bar in the total's order, so a cause sits in the same place
     patterns = patterns_for(order)
-    for row in blame["steps"][:BLAME_STEPS_SHOWN]:
+    for row in blame["steps"][:steps_shown]:
         causes = sorted(row["causes"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
         line, _ = stacked(causes, BLAME_STYLES, cells, patterns)
         console.print(f"{noun} {row['step']:>4} ▕{line}▏ {fmt(row['step_ms'], 2)} ms", highlight=False)
-    hidden = len(blame["steps"]) - BLAME_STEPS_SHOWN
-    if hidden > 0:
+    hidden = len(blame["steps"]) - steps_shown
+    if hidden > 0 and steps_shown:
         console.print(f"[dim]… {hidden} more {noun}s in the total[/]", highlight=False)
     line, key = stacked(list(blame["total"].items()), BLAME_STYLES, cells, patterns)
     console.print(
         f"{'total':<{len(noun) + 5}} ▕{line}▏ verdict: [bold]{escape(safe_line(s['verdict']['bound']))}[/]",
         highlight=False,
     )
-    console.print(f"     {key}", highlight=False)
+    if legend:
+        console.print(f"     {key}", highlight=False)
+    else:
+        console.print("     [dim]which cause is which: summary --full[/]", highlight=False)
