@@ -108,12 +108,13 @@ app.command("infer")(infer_cmd)
 @app.command("summary")
 def summary_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
+    full: bool = typer.Option(False, "--full", help="every table and figure, not only the first screen"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """The top-level read: step time, utilization, verdict, composition, top kernels."""
+    """The top-level read: the verdict, the blame, the headline figures; --full adds every table."""
     from libreyolo_profile.readers import summary
 
-    summary.print_summary(lp.open(trace), as_json)
+    summary.print_summary(lp.open(trace), as_json, full)
 
 
 @app.command("get")
