@@ -111,7 +111,7 @@ def summary_cmd(
     full: bool = typer.Option(False, "--full", help="every table and figure, not only the first screen"),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """The top-level read: the verdict, the blame, the headline figures; --full adds every table."""
+    """The top-level read: verdict, blame, headline figures (--full: every table)."""
     from libreyolo_profile.readers import summary
 
     summary.print_summary(lp.open(trace), as_json, full)
