@@ -100,6 +100,14 @@ def test_the_screen_names_the_ops_that_changed_most_and_says_why_untested(pair, 
     assert f"{len(report['ops']['rows']) - 3} more below --top 3" in text
     assert "tested only between directories of ≥ 2 profiles per side" in " ".join(text.split())
     assert run_cli("compare", *(str(traces / name) for name in PAIR), "--ops", "--top", "0", env=cache).returncode == 2
+    markdown = run_cli(
+        "compare", *(str(traces / name) for name in PAIR), "--kernels", "--top", "2", "--markdown", env=cache
+    )
+    assert markdown.returncode == 0, markdown.stderr
+    rows = [line for line in markdown.stdout.splitlines() if line.startswith("| `")]
+    kernels = report["kernels"]["rows"]
+    assert len(rows) == 2 and rows[0].startswith(f"| `{kernels[0]['name']}` |")
+    assert f"{kernels[0]['delta_ms']:+.2f}" in rows[0]
 
 
 def variant(doc: dict, target: Path, self_ms: dict[str, float], drop: str | None = None) -> Path:

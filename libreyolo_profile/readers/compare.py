@@ -382,7 +382,7 @@ def print_comparison(
     if as_json:
         emit_json(c)
     elif as_markdown:
-        sys.stdout.write(compare_render.comparison_markdown(c))
+        sys.stdout.write(compare_render.comparison_markdown(c, top))
     else:
         compare_render.show_comparison(c)
         if c["ranks"] is not None:

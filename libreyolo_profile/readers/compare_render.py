@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.output.terminal import fmt, one_line, short_names, stdout_console, table
+from libreyolo_profile.output.terminal import fmt, fmt_count, one_line, short_names, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers import gate
 from libreyolo_profile.readers.compare_ranks import COLUMNS as RANK_COLUMNS
@@ -256,7 +256,7 @@ def _settings_table(c: dict) -> list[str]:
     ]
 
 
-def comparison_markdown(c: dict) -> str:
+def comparison_markdown(c: dict, top: int = 10) -> str:
     """Metric, before ± SE, after ± SE, Δ, Δ%, significant, rule, result; the settings that differ;
     then both verdicts and the gate. The numbers are the --json ones, rounded by markdown_number."""
     rules_by_metric: dict[str, list[dict]] = {}
@@ -311,9 +311,30 @@ def comparison_markdown(c: dict) -> str:
         for left in c[side]["left_out"]:
             lines.append(f"left out of the {side} side: {md_text(left['path'])}: {md_text(left['reason'])}  ")
     lines.append(c["significance"]["sentence"])
+    lines += _items_markdown(c, top)
     if c["gate"] is not None:
         lines += ["", _gate_markdown(c["gate"])]
     return "\n".join(lines) + "\n"
+
+
+def _items_markdown(c: dict, top: int) -> list[str]:
+    """--ops / --kernels: each requested kind's largest changes, as the terminal shows them."""
+    lines = []
+    for what in ("ops", "kernels"):
+        changes = c.get(what)
+        if changes is None:
+            continue
+        lines += ["", f"{what} by |Δ| per measured step ({changes['measure']}), largest {top}:", ""]
+        lines += [f"| {what[:-1]} | before ms | after ms | Δ ms | calls before | calls after | significant |"]
+        lines += ["| --- | ---: | ---: | ---: | ---: | ---: | :---: |"]
+        for r in changes["rows"][:top]:
+            delta = {"new": " (new)", "gone": " (gone)"}.get(r["presence"], "")
+            cells = [md_text(r["name"]), markdown_number(r["before_ms"]), markdown_number(r["after_ms"])]
+            cells += [markdown_number(r["delta_ms"], signed=True) + delta]
+            cells += [fmt_count(r["before_calls"]), fmt_count(r["after_calls"]), _significant_word(r["significant"])]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", changes["sentence"]]
+    return lines
 
 
 def _rank_cell(row: dict, key: str) -> str:
