@@ -320,7 +320,10 @@ def _op_executes(ops: list[dict]) -> tuple[dict[int, bool], dict[int, bool]]:
 @functools.cache
 def step_windows(path: Path) -> dict[int, tuple[int, int]]:
     """{step: (start_ns, end_ns)}: each step's wall time as the blame takes it."""
-    events = load_events(path)
+    return _windows(load_events(path))
+
+
+def _windows(events: list[dict]) -> dict[int, tuple[int, int]]:
     steps = _steps(events)
     runtime = [e for e in events if e["kind"] == "runtime"]
     device = [e for e in events if e["kind"] in ("kernel", "copy")]
@@ -589,17 +592,42 @@ def _without(spans: list[tuple[int, int]], holes: list[tuple[int, int]]) -> list
     return left
 
 
-@functools.cache
-def critical_path_bound(path: Path, removed: str | None, category_of: tuple) -> float:
-    """The least a step can take once the device work of category `removed` is gone, ms per step: the larger of
-    the device work left (per step, its busiest device's union) and the host's recorded work that does not
-    wait on the device (per step, each thread's ops, runtime calls, Python frames and host ranges, the
+def _float_events(path: Path) -> list[dict]:
+    """The trace's events as load_events gives them, read with plain floats: a bound is checked to the µs, and
+    the exact Decimal reading of the blame's reference cost most of this check's time."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        raw = json.load(handle)["traceEvents"]
+    timed = [e for e in raw if isinstance(e, dict) and e.get("ts") is not None]
+    origin = min(round(float(e["ts"]) * 1000) for e in timed)
+    events = []
+    for e in timed:
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        correlation = args.get("correlation")
+        events.append(
+            {
+                "kind": _kind(e),
+                "name": e.get("name") or "",
+                "pid": e.get("pid"),
+                "tid": e.get("tid"),
+                "device": str(args.get("device", e.get("pid"))),
+                "ts": round(float(e["ts"]) * 1000) - origin,
+                "dur": max(round(float(e.get("dur", 0) or 0) * 1000), 0),
+                "correlation": int(correlation) if correlation not in (None, "") else None,
+            }
+        )
+    return events
+
+
+def critical_path_bounds(path: Path, category_of: dict) -> dict[str, float]:
+    """Per kernel category, the least a step can take once that category's device work is gone, ms per step:
+    the larger of the device work left (per step, its busiest device's union) and the host's recorded work that
+    does not wait on the device (per step, each thread's ops, runtime calls, Python frames and host ranges, the
     ProfilerStep excepted, less its syncs, polls and blocking copies; the union over the threads, less the
-    removed work's launch calls), each the mean over the steps.
-    `category_of`: (device activity name, category) pairs."""
-    categories = dict(category_of)
-    events = load_events(path)
-    windows = step_windows(path)
+    removed work's launch calls), each the mean over the steps (as the blame takes them). `category_of`: device
+    activity name → category."""
+    events = _float_events(path)
+    steps = list(_windows(events).values())
     device = [e for e in events if e["kind"] in ("kernel", "copy")]
     runtime = [e for e in events if e["kind"] == "runtime"]
     pageable = {d["correlation"] for d in device if d["correlation"] is not None and _PAGEABLE.search(d["name"])}
@@ -607,32 +635,37 @@ def critical_path_bound(path: Path, removed: str | None, category_of: tuple) -> 
     launched: dict[int, set] = defaultdict(set)
     for d in device:
         if d["correlation"]:
-            launched[d["correlation"]].add(categories.get(d["name"]))
+            launched[d["correlation"]].add(category_of.get(d["name"]))
     host, waits, launches = defaultdict(list), defaultdict(list), defaultdict(list)
     for e in events:
-        thread = (e["pid"], e["tid"])
         if e["kind"] in ("op", "runtime", "python") or (
             e["kind"] == "annotation" and not e["name"].startswith("ProfilerStep#")
         ):
-            host[thread].append((e["ts"], e["ts"] + e["dur"]))
+            host[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
     for r in runtime:
-        span, thread = (r["ts"], r["ts"] + r["dur"]), (r["pid"], r["tid"])
+        span = (r["ts"], r["ts"] + r["dur"])
         if _waits(r, pageable, copy_end):
-            waits[thread].append(span)
-        elif removed is not None and r["name"] in LAUNCHES and launched.get(r["correlation"]) == {removed}:
-            launches[thread].append(span)
-    left = defaultdict(list)
-    for d in device:
-        if removed is None or categories.get(d["name"]) != removed:
-            left[d["device"]].append((d["ts"], d["ts"] + d["dur"]))
-    host_ns = device_ns = 0
-    for start, end in windows.values():
+            waits[(r["pid"], r["tid"])].append(span)
+        elif r["name"] in LAUNCHES and len(launched.get(r["correlation"], ())) == 1:
+            launches[next(iter(launched[r["correlation"]]))].append(span)
+    categories = sorted({c for c in category_of.values() if c is not None})
+    host_ns, device_ns = {c: 0 for c in categories}, {c: 0 for c in categories}
+    for start, end in steps:
 
         def clip(spans, start=start, end=end):
             return [(max(s, start), min(e, end)) for s, e in spans if s < end and e > start]
 
         # each thread's time less its waits, then the union over the threads, then the removed launch calls
-        working = [span for t, spans in host.items() for span in _without(clip(spans), clip(waits[t]))]
-        host_ns += _union_ns(working) - sum(e - s for t in launches for s, e in clip(launches[t]))
-        device_ns += max((_union_ns(clip(spans)) for spans in left.values()), default=0)
-    return max(host_ns, device_ns) / 1e6 / len(windows)
+        worked = _union_ns([span for t, spans in host.items() for span in _without(clip(spans), clip(waits[t]))])
+        in_step = defaultdict(list)  # (device, category) → the step's device work
+        for d in device:
+            if d["ts"] < end and d["ts"] + d["dur"] > start:
+                in_step[(d["device"], category_of.get(d["name"]))].append((d["ts"], d["ts"] + d["dur"]))
+        for c in categories:
+            host_ns[c] += worked - sum(e - s for s, e in clip(launches[c]))
+            left = defaultdict(list)
+            for (on, category), spans in in_step.items():
+                if category != c:
+                    left[on] += spans
+            device_ns[c] += max((_union_ns(clip(spans)) for spans in left.values()), default=0)
+    return {c: max(host_ns[c], device_ns[c]) / 1e6 / len(steps) for c in categories}

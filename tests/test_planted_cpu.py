@@ -73,13 +73,13 @@ def test_thousands_of_tiny_ops_are_dispatch_overhead(tmp_path):
 
     def body():
         y = x
-        for _ in range(3000):
+        for _ in range(2000):
             y = y + 1
 
     trace = _record(tmp_path / "tiny_ops.json", body)
     steps, events = _events(trace)
     adds = [e for e in events if e.get("cat") == "cpu_op" and e["name"] == "aten::add"]
-    assert len(adds) >= 3000 * STEPS and all(e["args"]["Input Dims"][0] == [4] for e in adds)
+    assert len(adds) >= 2000 * STEPS and all(e["args"]["Input Dims"][0] == [4] for e in adds)
     _require_dominates(_covered_share(steps, [(e["ts"], e["ts"] + e["dur"]) for e in adds]), "tiny ops")
 
     verdict = profile_from_trace(trace)["verdict"]
@@ -104,7 +104,7 @@ def test_python_in_one_frame_is_host_cpu_naming_the_frame(tmp_path):
     x = torch.ones(64)
 
     def body():
-        _busy_python(0.08)
+        _busy_python(0.05)
         x.add_(1)  # one op in the step, outside the frame
 
     trace = _record(tmp_path / "python_frame.json", body, with_stack=True)
