@@ -93,6 +93,44 @@ def test_cpu_profiles_map_their_own_causes(cause, bound):
     assert decide(m, "infer", False, None)["bound"] == bound
 
 
+def cpu_metrics(step_ms: float = 50.0, **blame: float) -> dict:
+    """A CPU profile's metrics whose blame is `blame` (cause → %), every other cause 0."""
+    return {
+        "step_ms": step_ms,
+        **{f"blame_{c}_pct": 0.0 for c in CPU_BLAME_BOUNDS},
+        **{f"blame_{c}_pct": share for c, share in blame.items()},
+    }
+
+
+def test_cpu_verdicts_say_what_the_work_was():
+    # dispatch: 80% framework of a 50 ms step over 10,000 leaf ops: one op per 50,000 µs ÷ 10,000 = 5.00 µs
+    m = {**cpu_metrics(framework_overhead=80.0, cpu_other_ops=20.0), "launches_per_step": 10000.0, "blame_step_ms": 50}
+    verdict = decide(m, "train", False, None)
+    assert verdict["bound"] == "cpu-overhead"
+    assert "the step dispatched 10000 leaf ops, one per 5.00 µs of the step" in verdict["reason"]
+    # arithmetic: the convolutions at 62.5% of the measured roof, or no roof to say so
+    m = {**cpu_metrics(cpu_gemm_conv=90.0, framework_overhead=10.0), "gemm_conv_peak_pct": 62.5}
+    assert "convolutions and GEMMs ran at 62.5% of the measured roof" in decide(m, "train", False, None)["reason"]
+    m.pop("gemm_conv_peak_pct")
+    assert "gemm_conv_peak_pct is null" in decide(m, "train", False, None)["reason"]
+    # Python no op covers holds the step: host-cpu on a CPU too, with the advice to take it out of the step
+    verdict = decide(cpu_metrics(python=95.0, framework_overhead=5.0), "train", False, None)
+    assert verdict["bound"] == "host-cpu" and "out of the step" in verdict["next_step"]
+
+
+def test_a_like_named_metric_that_measures_something_else_is_told_apart():
+    # the blame's dataload 33.9% of a 174.89 ms step is the device-idle part; dataload_pct 39.6% = 69.30 ms is
+    # the phase's wall time: the reason quotes both and says how they differ
+    m = {**gpu_metrics(174.89, dataload=33.9, gemm_conv=30.0), "dataload_pct": 39.6, "dataload_ms": 69.30}
+    reason = decide(m, "train", True, None)["reason"]
+    assert (
+        "dataload 33.9% (59.29 ms: device idle while the step waited for data; dataload_pct, 39.6% = 69.30 ms, "
+        "is the dataload phase's whole wall time, the device's busy time in it included)" in reason
+    )
+    # the same figure twice says nothing new
+    assert "dataload_pct" not in decide({**m, "dataload_pct": 33.9}, "train", True, None)["reason"]
+
+
 # --- expert expectations on the shared traces (skipped where ../shared/traces is absent) ---------------
 
 
