@@ -40,7 +40,8 @@ BUILTIN_MEMORY_PRESSURE = "builtin_memory_pressure"
 
 
 def trace_damaged(notes: list[str]) -> str:
-    return "the trace was damaged: " + "; ".join(notes)
+    # writer conventions read differently (ROCm's sizes as text) are said here too, so not "damaged" alone
+    return "reading the trace repaired, converted or left out: " + "; ".join(notes)
 
 
 def durations_unusable(total: int) -> str:
