@@ -20,6 +20,7 @@ import pytest
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE
 from libreyolo_profile.store.decode.limits import DecodeSizes
 from libreyolo_profile.store.decode.parse import parse_trace
+from libreyolo_profile.store.document.marks import trace_damaged
 from tests.conftest import require_traces, run_cli_in_process, trace_files, trace_id
 
 SMALLEST = sorted(trace_files(), key=lambda p: p.stat().st_size)[:3]
@@ -217,7 +218,7 @@ def _check_counted(doc: dict, expected: dict) -> None:
     for words, changed in expected.items():
         if changed:
             assert words in damage, (words, damage)
-    notes = damage.removeprefix("the trace was damaged: ").split("; ") if damage else []
+    notes = damage.removeprefix(trace_damaged([])).split("; ") if damage else []
     for note in notes:
         assert re.match(r"(rank \d+: )?(header: |[0-9,]+ events?: |repaired |cut off|[0-9,]+ unreadable)", note), note
 
