@@ -15,7 +15,7 @@ from libreyolo_profile import sqlmodules
 from libreyolo_profile.store.document import marks
 from libreyolo_profile.store.document.finite import NON_FINITE_REASON, settle_non_finite
 from libreyolo_profile.store.document.from_trace import profile_from_trace
-from libreyolo_profile.store.ingest.analyse import OPTIONAL_SECTIONS
+from libreyolo_profile.store.sections import OPTIONAL_SECTIONS
 from tests.conftest import require_traces, run_cli
 
 TRACE = "h100_vit_image_classifier"  # every section has rows on it: modules, memory, roofline, advice, a timeline

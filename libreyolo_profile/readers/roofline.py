@@ -14,7 +14,7 @@ from libreyolo_profile.output.terminal import stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
 from libreyolo_profile.store.document.marks import SECTION_UNAVAILABLE
-from libreyolo_profile.store.ingest.analyse import ROOFLINE_METRICS
+from libreyolo_profile.store.sections import ROOFLINE_METRICS
 
 NO_ROWS = (
     "this profile holds no roofline rows: it was written before the roofline table existed, or its "

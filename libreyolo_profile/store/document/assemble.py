@@ -18,8 +18,8 @@ from libreyolo_profile.store.document.finite import non_finite_metrics, settle_n
 from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
 from libreyolo_profile.store.document.verdict import advice_findings, decide
 from libreyolo_profile.store.document.window import PROFILED_RUNS
-from libreyolo_profile.store.ingest.analyse import OPTIONAL_SECTIONS, ROOFLINE_METRICS
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
+from libreyolo_profile.store.sections import OPTIONAL_SECTIONS, ROOFLINE_METRICS
 from libreyolo_profile.vocabulary import thresholds
 
 

@@ -115,7 +115,7 @@ def empty_steps(count: int, ms: float) -> str:
 
 
 def section_unavailable(reasons: dict[str, str]) -> str:
-    """`reasons`: {section: why it could not be computed} (store/ingest/analyse.py OPTIONAL_SECTIONS)."""
+    """`reasons`: {section: why it could not be computed} (store/sections.py OPTIONAL_SECTIONS)."""
     return "sections left out, each null or empty, the rest of the profile unaffected: " + "; ".join(
         f"{section}: {why}" for section, why in sorted(reasons.items())
     )

@@ -5,7 +5,6 @@ The same path serves our own captures and foreign traces, so every number has on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -17,45 +16,12 @@ from libreyolo_profile.sqlmodules import run_module
 from libreyolo_profile.store.decode.parse import damage_notes, parse_trace
 from libreyolo_profile.store.ingest.timeline import compute_metrics, ingest
 from libreyolo_profile.store.schema import JOB_TABLES, TABLES
+from libreyolo_profile.store.sections import OPTIONAL_SECTIONS, Section
 
 # a job's tables need every rank: store/document/job.py builds them; one trace leaves them empty
 TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES if name not in JOB_TABLES}
 
 
-@dataclass(frozen=True)
-class Section:
-    """An optional part of a profile: the SQL module that computes it, the sidecar tables and metrics it gives."""
-
-    module: str
-    tables: tuple[str, ...] = ()
-    metrics: tuple[str, ...] = ()
-
-
-ROOFLINE_METRICS = ("gemm_conv_peak_pct", "sol_step_ms", "sol_step_pct", "roofline_coverage_pct")
-
-# The sections that may fail on a trace alone (an SQL error its data provokes): each is then empty or null with
-# the reason, and every other figure stands. In run order: memory reads modules, advice reads the roofline.
-# The core (decoding, steps, the device timeline, the blame, the metrics and tables built on them) is not here:
-# it fails the profile.
-OPTIONAL_SECTIONS = {
-    "modules": Section("modules.sql", tables=("modules",)),
-    "memory": Section(
-        "memory.sql",
-        tables=("memory",),
-        metrics=(
-            "peak_vram_mb",
-            "peak_reserved_mb",
-            "peak_host_mem_mb",
-            "peak_mem_mb",
-            "memory_level",
-            "steady_malloc_calls_per_step",
-            "steady_malloc_steps",
-        ),
-    ),
-    "roofline": Section("roofline.sql", tables=("roofline",), metrics=ROOFLINE_METRICS),
-    "advice": Section("advice.sql", metrics=("advice",)),
-    "ranks": Section("rank_timeline.sql"),
-}
 # what the sections stand on, run (and failing the profile) before any of them
 _SECTION_GROUND = ("blame.sql", "window_executions.sql")
 
