@@ -181,7 +181,7 @@ def build_document(
 
 def _unavailable_sections(analyses: list[dict], all_marks: dict, metrics: dict) -> dict:
     """The optional sections the trials could not compute, marked in `all_marks` (section_unavailable); returns
-    why each of their null metrics is null."""
+    why each of their null metrics `get` answers is null (the advice, an input of the verdict, has the mark)."""
     unavailable = {name: why for a in analyses for name, why in (a.get("unavailable") or {}).items()}
     if unavailable:
         all_marks[mark.SECTION_UNAVAILABLE] = mark.section_unavailable(unavailable)
@@ -189,7 +189,7 @@ def _unavailable_sections(analyses: list[dict], all_marks: dict, metrics: dict) 
         name: f"the {section} section could not be computed: {why}"
         for section, why in unavailable.items()
         for name in OPTIONAL_SECTIONS[section].metrics
-        if metrics.get(name) is None
+        if name in METRICS and metrics.get(name) is None
     }
 
 
