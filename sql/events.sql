@@ -1,12 +1,12 @@
 -- events.sql — the raw profiler events typed: one row per duration or instant event, times in integer ns.
 -- inputs: raw_events, raw_event_times (store/ingest/timeline.py registers the decoder's Arrow columns)
 --
--- Answers nothing by itself: it builds ev, which sql/ingest.sql reads, and trace_origin, duration_counts
--- and event_damage. Binds: nothing. Its inputs:
+-- Answers nothing by itself: it builds ev, which sql/ingest.sql reads, and trace_origin, duration_counts,
+-- event_damage and unreadable_step_ranges. Binds: nothing. Its inputs:
 --   raw_events       one row per Kineto event (libreyolo_profile/store/decode/events.py: EVENT_SCHEMA), and
 --                    event_seq BIGINT, its place in the decoder's order from 0; a stream, read once (by ev),
 --                    each batch's memory let go once read
---   raw_event_times  the same events' ph, ts_text and dur_text, which can be read more than once
+--   raw_event_times  the same events' ph, name, ts_text and dur_text, which can be read more than once
 -- It runs alone, before sql/ingest.sql, so that the caller can let the decoder's columns go once ev holds
 -- what it needs of them.
 
@@ -24,7 +24,7 @@ CASE WHEN NOT (contains(t, '.') OR contains(t, 'e') OR contains(t, 'E') OR conta
 -- range of ns) and dur for the three tables below.
 CREATE OR REPLACE TEMP TABLE event_time_counts AS
 WITH t AS (
-    SELECT us_text_to_ns(ts_text) AS ts_ns, ts_text, dur_text,
+    SELECT us_text_to_ns(ts_text) AS ts_ns, ts_text, dur_text, name,
            -- a duration's sign, -2 where ev cannot read it (missing, not a number, NaN, infinite or past
            -- us_text_to_ns's range): read as a DOUBLE, which costs a fraction of us_text_to_ns
            CASE WHEN ph <> 'X' THEN NULL
@@ -39,7 +39,8 @@ SELECT min(ts_ns) AS origin_ns,
        count(*) FILTER (WHERE dur_sign = -1 AND ts_ns IS NOT NULL) AS negative,
        any_value(dur_text) FILTER (WHERE dur_sign = -1 AND ts_ns IS NOT NULL) AS negative_text,
        count(*) FILTER (WHERE dur_sign = -2 AND ts_ns IS NOT NULL) AS no_dur,
-       any_value(dur_text) FILTER (WHERE dur_sign = -2 AND ts_ns IS NOT NULL) AS no_dur_text
+       any_value(dur_text) FILTER (WHERE dur_sign = -2 AND ts_ns IS NOT NULL) AS no_dur_text,
+       count(*) FILTER (WHERE ts_ns IS NULL AND name LIKE 'ProfilerStep#%') AS unreadable_steps
 FROM t;
 
 -- trace_origin: the trace's first timestamp (ns on its own clock): every ts below counts from it, and a
@@ -50,6 +51,10 @@ CREATE OR REPLACE TEMP TABLE trace_origin AS SELECT origin_ns FROM event_time_co
 -- number (count). ev reads an unusable one as 0, so without these a trace of nothing but broken durations would
 -- look like an idle GPU.
 CREATE OR REPLACE TEMP TABLE duration_counts AS SELECT duration_events, usable FROM event_time_counts;
+
+-- unreadable_step_ranges: the ProfilerStep ranges ev leaves out for want of a readable timestamp (ranges,
+-- count): sql/ingest.sql's window then says the trace had them, not that it had none.
+CREATE OR REPLACE TEMP TABLE unreadable_step_ranges AS SELECT unreadable_steps AS ranges FROM event_time_counts;
 
 -- event_damage: the events ev below leaves out or reads differently, by reason (a phrase completing
 -- "N events: …"), with how many (events, count) and the first value that showed it (example); none for a

@@ -1,6 +1,7 @@
 -- ingest.sql — from raw profiler events to the timeline the metrics are defined on.
 -- requires: intervals.sql, kernel_categories.sql, tensorcore_rules.sql, runtime_calls.sql
--- inputs: ev, ingest_params, phase_vocabulary (store/ingest/timeline.py runs sql/events.sql and creates the rest)
+-- inputs: ev, unreadable_step_ranges, ingest_params, phase_vocabulary (store/ingest/timeline.py runs sql/events.sql
+-- and creates the rest)
 --
 -- Answers nothing by itself: it builds the temp tables every metric, table and reader query uses.
 -- Binds: nothing (its inputs are tables the caller makes first):
@@ -24,11 +25,11 @@ CREATE OR REPLACE TEMP TABLE nesting_cut (what VARCHAR, events BIGINT);
 -- A ProfilerStep with no work is not a step: one inside which no host op, runtime call or Python frame
 -- starts on any thread (the profiler opens an empty closing step when the schedule ends) is dropped
 -- here and counted in dropped_steps, which the profile's empty_steps mark reads.
--- A step whose duration was negative reads as 0 long: it is dropped too, but as a broken event (the
--- trace_damaged mark counts it, sql/events.sql event_damage), never as a step in which nothing ran.
+-- A step with no usable duration (negative, unreadable or 0: ev reads it as 0 long) is no step either, but a
+-- broken event (the trace_damaged mark counts it, sql/events.sql event_damage), never one in which nothing ran.
 CREATE OR REPLACE TEMP TABLE marked_steps AS
 WITH marked AS (
-    SELECT ts, dur, bool_or(negative_duration) AS broken
+    SELECT ts, dur, bool_or(negative_duration OR dur = 0) AS broken
     FROM ev WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%' GROUP BY ts, dur
 ),
 host_work AS (SELECT ts FROM ev WHERE kind IN ('op', 'runtime', 'python'))
@@ -43,9 +44,12 @@ WHERE NOT has_work AND NOT broken AND EXISTS (SELECT 1 FROM marked_steps WHERE h
 
 CREATE OR REPLACE TEMP TABLE step_ranges AS
 WITH marked AS (
-    -- every empty step is dropped only where a step with work remains
+    -- every empty step is dropped only where a step with work remains; a broken one always
     SELECT ts, dur FROM marked_steps
-    WHERE has_work OR NOT EXISTS (SELECT 1 FROM marked_steps WHERE has_work)
+    WHERE NOT broken AND (has_work OR NOT EXISTS (SELECT 1 FROM marked_steps WHERE has_work))
+),
+unusable AS (  -- ProfilerStep ranges the trace holds, none of them usable
+    SELECT (SELECT ranges FROM unreadable_step_ranges) + (SELECT count(*) FROM marked_steps WHERE broken) AS ranges
 ),
 device_span AS (
     SELECT min(ts) AS s, max(ts + dur) AS e FROM ev WHERE kind IN ('kernel', 'memcpy', 'memset')
@@ -58,9 +62,11 @@ SELECT row_number() OVER (ORDER BY ts) AS step, ts AS start_ns, ts + dur AS host
 FROM marked
 UNION ALL
 SELECT 1, coalesce(d.s, h.s), coalesce(d.e, h.e),
-       CASE WHEN d.s IS NOT NULL THEN 'device active span (the trace has no ProfilerStep ranges)'
-            ELSE 'host active span (the trace has no ProfilerStep ranges and no device work)' END
-FROM device_span d, host_span h
+       CASE WHEN d.s IS NOT NULL THEN 'device active span (' ELSE 'host active span (' END
+       || CASE WHEN u.ranges > 0 THEN format('none of the trace''s {} ProfilerStep ranges has a usable time', u.ranges)
+               ELSE 'the trace has no ProfilerStep ranges' END
+       || CASE WHEN d.s IS NOT NULL THEN ')' ELSE ' and no device work)' END
+FROM device_span d, host_span h, unusable u
 WHERE NOT EXISTS (SELECT 1 FROM marked) AND coalesce(d.s, h.s) IS NOT NULL;
 DROP TABLE marked_steps;
 

@@ -299,6 +299,32 @@ def test_a_broken_step_is_not_called_empty(clean_answers, tmp_path):
     assert answer["window"]["steps"] == clean["window"]["steps"]
 
 
+def test_unusable_steps_are_not_said_to_be_absent(clean_answers, tmp_path):
+    """ProfilerStep ranges whose timestamp or duration cannot be read are no steps, but the window's source
+    (and the window_fallback mark) must not claim the trace has none, nor empty_steps that nothing ran in them."""
+    trace = next(
+        (
+            t
+            for t, (code, doc) in clean_answers.items()
+            if code == 0 and doc["window"]["source"].startswith("ProfilerStep")
+        ),
+        None,
+    )
+    assert trace is not None, "no small trace with ProfilerStep ranges"
+    doc = _load(trace)
+    steps = [e for e in _events(doc) if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"]
+    steps[0]["ts"] = "not a time"
+    for step in steps[1:]:
+        step["dur"] = "NaN"
+    path = tmp_path / "unusable_steps.json"
+    path.write_text(json.dumps(doc))
+    code, answer, err = _summary(path, tmp_path / "cache")
+    assert code == 0, err
+    assert f"none of the trace's {len(steps)} ProfilerStep ranges" in answer["window"]["source"], answer["window"]
+    assert "no ProfilerStep ranges" not in answer["marks"]["window_fallback"]
+    assert "empty_steps" not in answer["marks"]
+
+
 @pytest.mark.parametrize("trace", SMALLEST[:1], ids=trace_id)
 def test_no_usable_duration_exits_1_with_the_reason(trace, tmp_path):
     doc = _load(trace)

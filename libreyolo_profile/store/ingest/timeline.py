@@ -53,7 +53,7 @@ def ingest(parsed: ParsedTrace, kind_hint: str | None) -> duckdb.DuckDBPyConnect
     hold what they need: on a big trace both at once were most of the peak memory."""
     con = open_connection()
     table, parsed.events = parsed.events, None
-    con.register("raw_event_times", table.select(["ph", "ts_text", "dur_text"]))
+    con.register("raw_event_times", table.select(["ph", "name", "ts_text", "dur_text"]))
     con.register("raw_events", pa.RecordBatchReader.from_batches(RAW_EVENTS_SCHEMA, _numbered_batches(table)))
     run_module(con, "events.sql")
     con.unregister("raw_events")
