@@ -1,8 +1,9 @@
 """Repairing what fast parsers reject, and salvaging what cannot be repaired.
 
 A piece that does not decode is repaired (invalid UTF-8, raw control characters, bare inf/NaN,
-unescaped quotes in names: real PyTorch bugs), else salvaged event by event; what was repaired or
-dropped is counted in `TraceStats`. A boundary between events (`}` , `{` with any whitespace) is only
+unescaped quotes in names: real PyTorch bugs), else salvaged event by event: values nested deeper than
+NESTING_CAP are cut to null (decoders recurse per level), and fields of unexpected types are taken one by
+one (`_lenient_event`); what was repaired or dropped is counted in `TraceStats`. A boundary between events (`}` , `{` with any whitespace) is only
 a candidate: compact JSON has `}, {` inside kernel names.
 """
 
