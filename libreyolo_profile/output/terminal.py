@@ -99,7 +99,7 @@ def table(title: str | None, columns: list[tuple[str, str]], rows: list[list], w
     """A rich table; columns are (header, justify). A right-justified column is a number: neither it
     nor a word of its header is ever cut. A count column (calls/step, kernels, ...) prints whole
     numbers. A name column (kernel, op) is shortened in the middle to fit `width` (the terminal's, by
-    default); where even that cannot fit, a phase list is left out (--json keeps everything)."""
+    default); where even that cannot fit, a phase list, a Δ % or a 2·SE is left out (--json keeps everything)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -175,11 +175,19 @@ def _narrow_widths(columns, rows, width: int, name_column: int | None, console) 
 
 
 # a column of names (kernels, ops): elided in the middle to fit the terminal, never folded onto lines
-NAME_WORDS = {"kernel", "op", "name"}
+NAME_WORDS = {"kernel", "op", "name", "metric"}
 NAME_FLOOR = 16
 NAME_WANTED = 32  # fewer cells than this (or than the longest name) for names: optional columns go first
 # a list of phases beside a name: the first thing to leave out of a narrow terminal
 OPTIONAL_WORDS = {"phase", "phases"}
+# a change's percentage and its noise threshold beside the change itself (compare): --json keeps them
+OPTIONAL_HEADERS = {"Δ %", "2·SE", "2·SE ms"}
+
+
+def _is_optional(header: str) -> bool:
+    return _first_word(header) in OPTIONAL_WORDS or header in OPTIONAL_HEADERS
+
+
 TEXT_CAP = 13  # a text column other than the name folds at this width (a category name fits)
 
 
@@ -191,7 +199,7 @@ def _min_cells(columns: list[tuple[str, str]], rows: list[list], i: int) -> int:
         return max([header_word] + [len(v) for v in values if isinstance(v, str)])
     words = [w for v in values for w in (v.split() if isinstance(v, str) else ["x" * 20])]
     longest = max((len(w) for w in words), default=0)
-    optional = _first_word(columns[i][0]) in OPTIONAL_WORDS  # shown whole or not at all
+    optional = _is_optional(columns[i][0])  # shown whole or not at all
     header_word = max(len(word) for word in columns[i][0].split() or [""])
     return max(header_word, longest if optional else min(TEXT_CAP, longest))
 
@@ -214,7 +222,7 @@ def _drop_to_fit(columns, rows, width: int):
     longest = max((len(row[name]) for row in rows if isinstance(row[name], str)), default=0)
     if width - _others(columns, rows, name) >= min(longest, NAME_WANTED):
         return columns, rows, []
-    keep = [i for i, (header, _) in enumerate(columns) if _first_word(header) not in OPTIONAL_WORDS]
+    keep = [i for i, (header, _) in enumerate(columns) if not _is_optional(header)]
     dropped = [header for i, (header, _) in enumerate(columns) if i not in keep]
     return [columns[i] for i in keep], [[row[i] for i in keep] for row in rows], dropped
 

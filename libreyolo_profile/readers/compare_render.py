@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from libreyolo_profile.metric_catalog import METRICS
-from libreyolo_profile.output.terminal import fmt, fmt_count, one_line, short_names, stdout_console, table
+from libreyolo_profile.output.terminal import fmt, fmt_count, short_names, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers import gate
 from libreyolo_profile.readers.compare_ranks import COLUMNS as RANK_COLUMNS
@@ -65,36 +65,36 @@ MAX_HEADER_SETTINGS = 4
 
 
 def _metric_table(c: dict):
-    from rich.table import Table
+    from rich.text import Text
 
     tested = c["significance"]["tested"]
-    # Units are in the metric names (_ms, _pct, _img_s) and in --json; the table stays narrow.
+    # Units are in the metric names (_ms, _pct, _img_s) and in --json; the table fits the terminal (80
+    # columns in a pipe), leaving out Δ % and 2·SE before a number is cut.
     # ± is the standard error of the trials' mean (s/√n), as in --markdown and the 2·SE threshold
-    headers = [("metric", "left"), ("before ± SE", "right"), ("after ± SE", "right"), ("Δ", "right"), ("Δ %", "right")]
-    headers += [("2·SE", "right"), ("significant", "left")] if tested else []
-    result = Table(title_justify="left", header_style="bold", show_edge=False, pad_edge=False)
-    for header, justify in headers:
-        result.add_column(header, justify=justify, no_wrap=header == "metric")
+    columns = [("metric", "left"), ("before ± SE", "right"), ("after ± SE", "right"), ("Δ", "right"), ("Δ %", "right")]
+    columns += [("2·SE", "right"), ("significant", "left")] if tested else []
     # the headline's rows (timed without the profiler) first, then the attribution's, each titled
     groups = [(g, [r for r in c["metrics"] if r.get("measured", "profiled") == g]) for g in PROVENANCE_GROUPS]
     groups += [
         (
-            "measured differently on the two sides",
+            "measured differently",
             [r for r in c["metrics"] if r.get("measured", "profiled") not in PROVENANCE_GROUPS],
         )
     ]
-    for group, rows in groups:
-        if rows:
-            result.add_row(f"[italic]{PROVENANCE_GROUPS.get(group, group)}[/]", *[""] * (len(headers) - 1))
-        for r in rows:
-            result.add_row(*_metric_cells(r, tested))
-    return result
+    rows = []
+    for group, members in groups:
+        if members:
+            rows.append([Text(PROVENANCE_GROUPS.get(group, group), style="italic")] + [""] * (len(columns) - 1))
+        rows += [_metric_cells(r, tested) for r in members]
+    return table(None, columns, rows)
 
 
-PROVENANCE_GROUPS = {"unprofiled": "headline · unprofiled calls", "profiled": "attribution · profiled calls"}
+PROVENANCE_GROUPS = {"unprofiled": "headline · unprofiled", "profiled": "attribution · profiled"}
 
 
-def _metric_cells(r: dict, tested: bool) -> list[str]:
+def _metric_cells(r: dict, tested: bool) -> list:
+    from rich.text import Text
+
     unit = METRICS.get(r["metric"], ("",))[0]  # counts (launches, kernels per step) print whole
     cells = [
         r["metric"],
@@ -104,7 +104,7 @@ def _metric_cells(r: dict, tested: bool) -> list[str]:
         fmt(r["delta_pct"], 1),
     ]
     if tested:
-        cells += [fmt(r["threshold"]), _significance_cell(r)]
+        cells += [fmt(r["threshold"]), Text.from_markup(_significance_cell(r))]  # our words, coloured
     return cells
 
 
@@ -121,11 +121,7 @@ def show_comparison(c: dict) -> None:
     for side in (b, a):
         for left in side["left_out"]:
             say(f"  left out of the {'before' if side is b else 'after'} side: {left['path']}: {left['reason']}")
-    result = _metric_table(c)
-    if not console.is_terminal:
-        # Piped into a file or a log: print rows whole rather than folded to 80 columns.
-        console.width = max(console.width, console.measure(result, options=console.options.update_width(400)).maximum)
-    console.print(result)
+    console.print(_metric_table(c))
     for line in (
         differences_line(c.get("model_differs") or {}),
         settings_line(c.get("settings_differ") or {}),
@@ -139,7 +135,7 @@ def show_comparison(c: dict) -> None:
         if r["note"]:
             say(f"note {r['metric']}: {r['note']}")
     for noisy in b["noisy"] + a["noisy"]:
-        say(one_line(f"noisy {noisy['side']} side: {noisy['path']}: {noisy['reason']}", console.width))
+        say(f"noisy {noisy['side']} side: {noisy['path']}: {noisy['reason']}")  # whole: its remedy ends it
     say(c["significance"]["sentence"])
     if c["gate"] is not None:
         # one line per rule, never folded, so a CI log can be grepped for it
