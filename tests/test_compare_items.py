@@ -154,7 +154,9 @@ def test_pooled_sides_judge_each_op_by_the_headline_rule(pair, cache, tmp_path):
     assert empty["presence"] == "gone" and empty["after_ms"] == 0 and empty["after_calls"] == 0
     # the same time in both before profiles: SE 0, so as in the headline any change is past 2·SE = 0
     assert empty["delta_ms"] == pytest.approx(-before_empty) and empty["threshold"] == 0 and empty["significant"]
-    text = run_cli("compare", str(tmp_path / "before"), str(tmp_path / "after"), "--ops", env=cache).stdout
+    narrow = {**cache, "COLUMNS": "80"}  # a pipe's width: every table fits, no number cut
+    text = run_cli("compare", str(tmp_path / "before"), str(tmp_path / "after"), "--ops", env=narrow).stdout
+    assert max(len(line) for line in text.splitlines()) <= 80
     line = {
         name: next(x for x in text.splitlines() if x.startswith(name + " ")) for name in ("aten::add_", "aten::mul_")
     }
