@@ -27,16 +27,7 @@ HERE = Path(__file__).resolve().parent
 OUTPUTS = HERE / "reader_outputs"
 MEASURED = OUTPUTS / "measured_cpu_infer"
 RECORDED = OUTPUTS / "recorded.json.gz"
-SHARED_TRACES = (
-    "a100_alexnet_no_profilerstep",
-    "a100_cutlass_adam_rank0",
-    "cpu_only_rank34",
-    "h100_vit_image_classifier",
-    "mi250_rocm_minitoy",
-    "v100_resnet50_workers0",
-    "v100_resnet50_workers4",
-    "v100_resnet_ddp_ns_resolution",
-)
+MEASURED_NAME = "measured_cpu_infer"
 # each reader with the arguments that make it answer (what-if needs a change to model)
 READERS = {
     "summary": [],
@@ -115,15 +106,29 @@ def read_fixture(name: str) -> dict:
     return _recorded()[name]
 
 
-def targets(traces: Path) -> dict[str, tuple[Path, Path | None, dict[str, str]]]:
-    """name → (what the readers read, the baseline compare reads it against, the paths to normalise)."""
+def recorded_names() -> list[str]:
+    """What the recording holds: the traces at the top of the traces folder when it was made, and the
+    measured profile (a trace dropped in since is recorded by the next regeneration)."""
+    return sorted(_recorded())
+
+
+def shared_traces(traces: Path) -> list[str]:
+    """The trace files at the top of the traces folder, by name (a job's ranks and the corpus below are left
+    to tests/test_corpus.py)."""
+    return sorted(p.name.removesuffix(".json.gz") for p in traces.glob("*.json.gz"))
+
+
+def targets(traces: Path, names: list[str]) -> dict[str, tuple[Path, Path | None, dict[str, str]]]:
+    """name → (what the readers read, the baseline compare reads it against, the paths to normalise), for
+    the trace names and the measured profile."""
     places = {str(traces.resolve()): "<traces>", str(traces): "<traces>"}
     found = {
         name: (traces / f"{name}.json.gz", traces / f"{COMPARED_WITH[name]}.json.gz" if name in COMPARED_WITH else None)
-        for name in SHARED_TRACES
+        for name in names
+        if name != MEASURED_NAME
     }
     found = {name: (target, baseline, places) for name, (target, baseline) in found.items()}
-    found["measured_cpu_infer"] = (MEASURED, MEASURED, {str(MEASURED): "<profile>"})
+    found[MEASURED_NAME] = (MEASURED, MEASURED, {str(MEASURED): "<profile>"})
     return found
 
 
@@ -133,7 +138,7 @@ def main() -> int:
 
     recorded = {
         name: normalised(outputs_of(target, run_cli_in_process, baseline), places)
-        for name, (target, baseline, places) in targets(TRACES).items()
+        for name, (target, baseline, places) in targets(TRACES, shared_traces(TRACES)).items()
     }
     RECORDED.write_bytes(gzip.compress(json.dumps(recorded, indent=1, sort_keys=True).encode(), mtime=0))
     print(f"wrote {RECORDED}: {', '.join(recorded)}")

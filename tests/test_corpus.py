@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -189,6 +190,13 @@ def test_summary_states_a_verdict_with_its_reason_and_prints_it(answers):
     text = run_cli("summary", str(answers.path))  # the first screen, as a terminal user reads it
     assert text.returncode == 0 and "Traceback" not in text.stderr, text.stderr[-600:]
     assert summary["verdict"]["bound"] in text.stdout
+    # every "cause N% (M ms" the reason quotes is the blame's share of that cause, of the blame table's step
+    steps = summary["blame"]["steps"]
+    table_step_ms = sum(s["step_ms"] for s in steps) / len(steps)
+    shares = summary["blame"]["total"]
+    for cause, pct, ms in re.findall(r"([a-z_]+) ([0-9.]+)% \(([0-9.]+) ms", summary["verdict"]["reason"]):
+        assert float(pct) == pytest.approx(shares[cause], abs=0.05), cause
+        assert float(ms) == pytest.approx(shares[cause] * table_step_ms / 100, abs=0.006), cause
 
 
 @ON_EVERY_TRACE
