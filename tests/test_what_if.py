@@ -65,7 +65,10 @@ def expected(metrics: dict, kernels: list[dict], category: str | None, launches:
     launch model its launches at the steady-state launch cost (cold first launches left out), at most the
     blame's launching time; N launches removed, at most their share (N ÷ launches per step) of it; an indirect
     verdict caps the saving at step − its blamed time; no saving goes past the device work that remains
-    (device-busy blame − the exclusive time removed). The blame's shares are ms of the blame's own step."""
+    (device-busy blame − the exclusive time removed) nor past the host's work that does not wait on the device
+    (issue 50: host_work_ms, a category's launches out by host_work_without_launches, N launches at
+    launch_api_us each; absent where the profile does not carry it). The blame's shares are ms of the blame's
+    own step."""
     bound, util = metrics["bound"], metrics["gpu_util_pct"]
     gap, step, blame_step = metrics["kernel_gap_us"], metrics["step_ms"], metrics["blame_step_ms"]
     launching_ms = metrics["blame_launching_pct"] * blame_step / 100
@@ -89,7 +92,14 @@ def expected(metrics: dict, kernels: list[dict], category: str | None, launches:
         cap = step - blame_step * sum(metrics[f"blame_{c}_pct"] or 0 for c in BOTTLENECK_CAUSES[bound]) / 100
     device_busy = blame_step * sum(metrics[f"blame_{c}_pct"] or 0 for c in DEVICE_CAUSES) / 100
     remaining_device = max(device_busy - gpu_removed, 0.0)
-    cap = max(min(cap, step - remaining_device), 0.0)  # a saving is never negative
+    host = metrics.get("host_work_ms")
+    if host is not None and category is not None:
+        host = json.loads(metrics["host_work_without_launches"])[category]
+    if host is not None and launches is not None:
+        host -= launches * metrics["launch_api_us"] / 1000
+    host = None if host is None else max(host, 0.0)
+    floor = remaining_device if host is None else max(remaining_device, host)
+    cap = max(min(cap, step - floor), 0.0)  # a saving is never negative
     saved = min(sum(parts), cap)
     return {
         "parts": parts,
@@ -97,6 +107,8 @@ def expected(metrics: dict, kernels: list[dict], category: str | None, launches:
         "cap": cap,
         "capped": sum(parts) > cap,
         "remaining": remaining_device,
+        "host": host,
+        "floor": floor,
         "model": "launches" if launch_model else "gpu-work",
         "projected_step": step - saved,
         "projected_throughput": (
@@ -145,6 +157,7 @@ def test_saving_follows_the_formula_of_the_profiles_verdict(inputs, name, bound,
     assert got["saved_pct"] == pytest.approx(100 * want["saved"] / data["metrics"]["step_ms"])
     assert got["inputs"]["per_launch_host_us"] == pytest.approx(data["metrics"]["per_launch_host_us"])
     assert got["inputs"]["remaining_device_ms"] == pytest.approx(want["remaining"])
+    assert got["inputs"]["host_floor_ms"] == pytest.approx(want["host"])
     assert got["projected"]["step_ms"] >= want["remaining"] - 1e-9  # never below the device work left
     assert got["inputs"]["kernel_gap_us"] == pytest.approx(data["metrics"]["kernel_gap_us"])
     if category:
@@ -173,7 +186,8 @@ def test_sync_bound_text_output_prints_the_projection(inputs):
     projected = next(line for line in result.stdout.splitlines() if line.startswith("projected"))
     assert float(projected.split()[2]) == pytest.approx(want["projected_step"], abs=0.0011)  # printed to 3 places
     assert "remove category elementwise" in text and "remove 100 launches" in text
-    assert "caveat:" in text and "sync-bound" in text and "device work left on its critical path" in text
+    binding = "device work left on its critical path" if want["floor"] == want["remaining"] else "host work per step"
+    assert "caveat:" in text and "sync-bound" in text and binding in text
 
 
 def test_a_gpu_bound_verdict_models_gpu_work_removed(inputs, tmp_path):
