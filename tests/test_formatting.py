@@ -268,3 +268,34 @@ def test_quantities_that_span_decades_print_in_plain_notation(value, shown):
     from libreyolo_profile.output.terminal import fmt_sig
 
     assert fmt_sig(value) == shown
+
+
+def test_ranks_fit_80_columns_leaving_columns_out_never_cutting_a_number(monkeypatch, capsys):
+    """`ranks` in a CI log: eleven columns of a DLRM-like job at 80 columns (the figures as the 8-rank
+    trace's job shows them), the listed columns left out in order and named, every number whole."""
+    from libreyolo_profile.readers.ranks import NARROW_LEAVES_OUT, SHOWN, render_ranks
+
+    figures = [14.46, 45.59, 1.03, 5.54, 38.31, 5.58, 1.09, 5.47]
+    rows = [
+        {
+            **{key: value + rank for (_, _, key), value in zip(SHOWN[1:-2], figures, strict=True)},
+            "rank": rank,
+            "last_arrivals": rank % 3,
+            "verdict": "communication",
+            "clock_method": "aligned",
+        }
+        for rank in range(8)
+    ]
+    job = {"world_size": 8, "rank_source": "distributedInfo", "metrics_rank": 1, "ranks": rows}
+    monkeypatch.setenv("COLUMNS", "80")
+    render_ranks({**job, "straggler": None, "verdict": {}})
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 80
+    (shown,) = tables(text)
+    assert "rank" in shown["headers"] and "step ms" in shown["headers"] and "verdict" in shown["headers"]
+    hidden = [h for h, _, _ in SHOWN if h not in shown["headers"]]
+    left_out = list(NARROW_LEAVES_OUT[: len(hidden)])  # the first ones listed, and only those
+    assert hidden and set(hidden) == set(left_out)
+    assert f"({', '.join(left_out)} hidden: narrow terminal; see --json)" in text
+    step = shown["headers"].index("step ms")
+    assert [row[step] for row in shown["rows"]] == [f"{14.46 + rank:.2f}" for rank in range(8)]

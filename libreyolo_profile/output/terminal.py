@@ -95,11 +95,18 @@ def close_match_hint(word: str, choices) -> str:
     return f" (did you mean {found[0]}?)" if found else ""
 
 
-def table(title: str | None, columns: list[tuple[str, str]], rows: list[list], width: int | None = None):
+def table(
+    title: str | None,
+    columns: list[tuple[str, str]],
+    rows: list[list],
+    width: int | None = None,
+    optional: tuple[str, ...] = (),
+):
     """A rich table; columns are (header, justify). A right-justified column is a number: neither it
     nor a word of its header is ever cut. A count column (calls/step, kernels, ...) prints whole
     numbers. A name column (kernel, op) is shortened in the middle to fit `width` (the terminal's, by
-    default); where even that cannot fit, a phase list, a Δ % or a 2·SE is left out (--json keeps everything)."""
+    default); where even that cannot fit, a phase list, a Δ % or a 2·SE is left out, then the `optional`
+    headers in their order until every number fits whole (--json keeps everything)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -120,6 +127,7 @@ def table(title: str | None, columns: list[tuple[str, str]], rows: list[list], w
     console = stdout_console()
     width = width if width is not None else console.width
     columns, shown, dropped = _drop_to_fit(columns, shown, width)
+    columns, shown, dropped = _drop_listed(columns, shown, width, optional, dropped)
     name_column, _ = _fit_names(columns, shown, width)
     widths = _narrow_widths(columns, shown, width, name_column, console)
     hidden = f"({', '.join(dropped)} hidden: narrow terminal; see --json)" if dropped else None
@@ -225,6 +233,19 @@ def _drop_to_fit(columns, rows, width: int):
     keep = [i for i, (header, _) in enumerate(columns) if not _is_optional(header)]
     dropped = [header for i, (header, _) in enumerate(columns) if i not in keep]
     return [columns[i] for i in keep], [[row[i] for i in keep] for row in rows], dropped
+
+
+def _drop_listed(columns, rows, width: int, optional: tuple[str, ...], dropped: list[str]):
+    """The `optional` headers left out, in order, while the columns' fewest cells pass `width`."""
+    for header in optional:
+        if not rows or sum(_min_cells(columns, rows, i) for i in range(len(columns))) + 3 * (len(columns) - 1) <= width:
+            break
+        if header in (h for h, _ in columns):
+            at = [h for h, _ in columns].index(header)
+            columns = columns[:at] + columns[at + 1 :]
+            rows = [row[:at] + row[at + 1 :] for row in rows]
+            dropped = dropped + [header]
+    return columns, rows, dropped
 
 
 def _fit_names(columns: list[tuple[str, str]], rows: list[list], width: int) -> tuple[int | None, int | None]:

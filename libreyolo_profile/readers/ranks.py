@@ -26,6 +26,10 @@ SHOWN = [
 ]
 
 
+# at 80 columns (a CI log, a pipe) these go first, in this order, so no number is cut; --json keeps them
+NARROW_LEAVES_OUT = ("exposed comm %", "compute ms", "dataload ms", "device busy %", "entered ms")
+
+
 def rank_rows(con) -> list[dict]:
     relation = con.sql(sql_text("ranks.sql"))
     return records(relation.columns, relation.fetchall())
@@ -70,6 +74,7 @@ def render_ranks(r: dict) -> None:
             f"Ranks of the job ({r['world_size']} ranks; ranks from the {r['rank_source']}; per measured step)",
             [(header, justify) for header, justify, _ in SHOWN],
             [[row[key] for _, _, key in SHOWN] for row in r["ranks"]],
+            optional=NARROW_LEAVES_OUT,
         )
     )
     s = r["straggler"]
