@@ -57,6 +57,7 @@ def show_compare_ranks(r: dict) -> None:
             "Ranks of the two jobs (per measured step)",
             [(h, j) for h, j, _ in COLUMNS],
             [[row[k] for _, _, k in COLUMNS] for row in rows],
+            optional=("exposed comm ms before", "exposed comm ms after"),  # at 80 columns: --json keeps them
         )
     )
     said = {side: "none" if rank is None else f"rank {rank}" for side, rank in r["straggler"].items()}
