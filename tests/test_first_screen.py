@@ -169,7 +169,7 @@ def assert_first_screen_rules(text: str, columns: int) -> None:
     for name, (value, unit) in metric_cells(text).items():
         if unit.startswith("%"):
             assert re.fullmatch(r"% (of \S.*|slower)", unit), (name, unit)
-        if unit == "count" or unit.endswith("/step"):
+        if unit == "count" or unit.endswith(("/step", "/call")):
             assert re.fullmatch(r"\d{1,3}(,\d{3})*", value), (name, value)
 
 
@@ -227,7 +227,7 @@ def test_cpu_summary_first_screen(cpu_trace, columns):
     assert document["verdict"]["bound"] == "cpu-compute"
     assert f"cpu_gemm_conv {blame_conv:.1f}%" in document["verdict"]["reason"]
     leaf = document["metrics"]["leaf_busy_pct"]
-    assert metric_cells(text)["leaf_busy_pct"] == (f"{leaf:.2f}", "% of step")
+    assert metric_cells(text)["leaf_busy_pct"] == (f"{leaf:.2f}", "% of call")  # an inference profile's step is a call
 
 
 def test_cpu_summary_json_stays_complete(cpu_trace):
@@ -393,7 +393,7 @@ def test_cpu_first_screen_points_to_the_ops_that_take_the_time(cpu_trace):
     document = cli_json("summary", str(cpu_trace))
     # the busy share of a CPU profile, not GPU utilization, and the same number as --full's
     assert "gpu_util_pct" not in figures and "gpu_util_pct" not in text
-    assert figures["leaf_busy_pct"] == [f"{document['metrics']['leaf_busy_pct']:.2f}", "% of step"]
+    assert figures["leaf_busy_pct"] == [f"{document['metrics']['leaf_busy_pct']:.2f}", "% of call"]
     # mkldnn_convolution's 480 µs of self time per call lead the ops (see cpu_call)
     assert re.search(r"ops +top by self CPU time: aten::mkldnn_convolution 0\.48 ms/call → ops", text)
     assert "Top ops per call" not in text and "Top ops per call" in screen(cpu_trace, 100)

@@ -191,16 +191,16 @@ def _headline(s: dict) -> str:
     return head + "\n" + s["provenance"]["line"]
 
 
-def _unit(name: str, on_cpu: bool) -> str:
-    if name == "launches_per_step":
-        return launches_label(on_cpu) + "/step"
-    return SHARE_OF.get(name, METRICS[name][0])
+def _unit(name: str, on_cpu: bool, noun: str = "step") -> str:
+    if name == "launches_per_step":  # per measured step: an inference profile's is a call
+        return f"{launches_label(on_cpu)}/{noun}"
+    return SHARE_OF.get(name, METRICS[name][0]).replace(" step", f" {noun}")
 
 
 def metric_rows(s: dict) -> tuple[list[list], list[str], dict[str, list[str]]]:
     """The terminal's metric rows, the metrics that cannot apply to a CPU, and the other nulls grouped
     by their reason (each reason printed once, with every metric it explains)."""
-    on_cpu = s["profile"]["device_type"] == "cpu"
+    on_cpu, noun = s["profile"]["device_type"] == "cpu", measured_unit(s["profile"]["kind"])
     with_phases = bool(s["phases"])
     unprofiled = set(s["provenance"]["unprofiled_metrics"])
     rows, inapplicable, unavailable = [], [], {}
@@ -210,7 +210,7 @@ def metric_rows(s: dict) -> tuple[list[list], list[str], dict[str, list[str]]]:
         if value is not None:
             relative = name in (s.get("metric_notes") or {})  # a peak of a trace of Bytes only
             rows.append(
-                [name, fmt_metric(name, value), "MiB above start (at least)" if relative else _unit(name, on_cpu)]
+                [name, fmt_metric(name, value), "MiB above start (at least)" if relative else _unit(name, on_cpu, noun)]
             )
         elif on_cpu and METRICS[name][2] == GPU:
             inapplicable.append(name)

@@ -30,6 +30,14 @@ def print_step_bar(console, s: dict, noun: str) -> None:
     if line:
         console.print(f"{noun} ▕{line}▏", highlight=False)
         console.print(f"     {key}", highlight=False)
+    if any((r.get("gpu_ms") or 0) > (r.get("wall_ms") or 0) for r in s["phases"]):
+        # backward's 64 GPU ms beside its 29 wall ms reads as an error unless the screen says why
+        console.print(
+            "GPU ms is the device time of the kernels a phase launched: they run asynchronously, after the "
+            "host has moved on, so it can pass the phase's wall ms",
+            highlight=False,
+            markup=False,
+        )
 
 
 def print_blame(console, s: dict) -> None:

@@ -56,8 +56,8 @@ def section_lines(s: dict) -> list[tuple[str, str, str]]:
         lines.append(
             (
                 "phases",
-                f"{len(s['phases'])} phases; the longest, {longest['phase']}, {fmt(longest['wall_ms'])} ms "
-                f"({fmt(longest['step_pct'])}% of the {noun})",
+                f"{len(s['phases'])} phases; longest in host wall time: {longest['phase']} "
+                f"{fmt(longest['wall_ms'])} ms ({fmt(longest['step_pct'])}% of the {noun})",
                 "phases",
             )
         )
