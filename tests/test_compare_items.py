@@ -161,3 +161,46 @@ def test_pooled_sides_judge_each_op_by_the_headline_rule(pair, cache, tmp_path):
         name: next(x for x in text.splitlines() if x.startswith(name + " ")) for name in ("aten::add_", "aten::mul_")
     }
     assert line["aten::add_"].split()[-1] == "yes" and line["aten::mul_"].split()[-1] == "no"
+
+
+def test_the_diff_sums_phases_keeps_a_null_time_null_and_reads_a_jobs_shown_rank(tmp_path):
+    """sql/compare_ops.sql on hand-made ops tables (rows: rank, phase, name, calls/step, self ms/step):
+      before (one trace):  fwd aten::mm 2 calls 1.0 ms, bwd aten::mm 1 call 0.5 ms, fwd aten::relu 4 calls NULL
+      after (a job, rank 1 shown; rank 0's rows are not read): fwd aten::mm 3 calls 2.0 ms, fwd aten::add 1 call 0.25
+    → aten::mm summed over phases: 1.5 → 2.0 ms (Δ +0.5), 3 → 3 calls; aten::relu: its before time NULL (only
+      inclusive time recorded), so no Δ, and gone (after: a measured 0 calls); aten::add: new, 0 → 0.25 ms."""
+    import duckdb
+
+    from libreyolo_profile.sqlmodules import run_module
+
+    con = duckdb.connect()
+    tables = {
+        "before": [(None, "forward", "aten::mm", 2.0, 1.0), (None, "backward", "aten::mm", 1.0, 0.5)]
+        + [(None, "forward", "aten::relu", 4.0, None)],
+        "after": [(1, "forward", "aten::mm", 3.0, 2.0), (1, "forward", "aten::add", 1.0, 0.25)]
+        + [(0, "forward", "aten::mm", 9.0, 9.0)],
+    }
+    for side, rows in tables.items():
+        con.execute(
+            "CREATE TABLE t (rank BIGINT, phase VARCHAR, name VARCHAR, calls_per_step DOUBLE, self_ms_per_step DOUBLE)"
+        )
+        con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
+        con.execute(f"COPY t TO '{tmp_path / side}.parquet' (FORMAT parquet)")
+        con.execute("DROP TABLE t")
+    files = [str(tmp_path / "before.parquet"), str(tmp_path / "after.parquet")]
+    params = {"side": ["before", "after"], "source": files, "rank": [None, 1], "files": files}
+    cursor = run_module(con, "compare_ops.sql", params)
+    rows = {r[0]: dict(zip([d[0] for d in cursor.description], r, strict=True)) for r in cursor.fetchall()}
+    mm, relu, add = rows["aten::mm"], rows["aten::relu"], rows["aten::add"]
+    assert (mm["before_ms"], mm["after_ms"], mm["delta_ms"]) == pytest.approx((1.5, 2.0, 0.5))
+    assert (mm["before_calls"], mm["after_calls"], mm["presence"], mm["detail"]) == (
+        3.0,
+        3.0,
+        "both",
+        "backward,forward",
+    )
+    assert relu["before_ms"] is None and relu["delta_ms"] is None and relu["after_ms"] == 0
+    assert (relu["presence"], relu["after_calls"]) == ("gone", 0.0)
+    assert (add["presence"], add["before_ms"], add["after_ms"], add["delta_pct"]) == ("new", 0.0, 0.25, None)
+    assert mm["significant"] is None and mm["before_n"] == 1 == mm["after_n"]
+    assert list(rows) == ["aten::mm", "aten::add", "aten::relu"]  # |Δ| first, a NULL Δ last
