@@ -9,8 +9,9 @@
 -- Bytes: every tensor input read once plus every output written once, elements × element size
 -- (a lower bound of the traffic: what the op cannot avoid moving). A 0-dim argument beside a tensor of
 -- one or more dimensions is a Python scalar the profiler wrapped (or a one-element tensor): it moves no
--- bytes and does not widen the output. An output's element size is the promoted type of the inputs
--- (roofline_dtypes.category), the out= tensor's, which is written once and not read, or an in-place op's self's. A zero-element
+-- bytes and does not widen the output. An output's element size is its type's: the out= tensor's, which is
+-- written once and not read; an in-place op's self's; an elementwise op's inputs' promoted type
+-- (roofline_dtypes.category); any other op's first tensor input's. A zero-element
 -- tensor moves nothing and does no arithmetic. Where a figure cannot be derived, it is NULL and
 -- no_model_reason says why; no division here can give NaN or Infinity (a divisor of zero elements is guarded).
 
@@ -82,19 +83,26 @@ inputs AS (
           FROM args)
 ),
 promoted AS (
-    -- the result's element size as PyTorch promotes: the highest category among the inputs, then the widest
-    -- of that category, a tensor of one or more dimensions before a 0-dim one
-    SELECT *, list_max(list_transform(coalesce(nullif(list_filter(top, lambda i: len(d[i]) > 0), []), top),
-                                      lambda i: esz[i])) AS e_promoted
-    FROM (SELECT *, list_filter(tensor_in, lambda i: cat[i] = list_max(list_transform(tensor_in, lambda j: cat[j])))
-                    AS top
-          FROM inputs)
+    -- the input whose type an elementwise result takes, as PyTorch promotes: the highest category among the
+    -- inputs, a tensor of one or more dimensions before a 0-dim one, then the widest
+    SELECT *, list_filter(cand, lambda i: esz[i] = list_max(list_transform(cand, lambda j: esz[j])))[1] AS promoted_at
+    FROM (SELECT *, coalesce(nullif(list_filter(top, lambda i: len(d[i]) > 0), []), top) AS cand
+          FROM (SELECT *, list_filter(tensor_in, lambda i: cat[i] = list_max(list_transform(tensor_in, lambda j: cat[j])))
+                          AS top
+                FROM inputs))
+),
+output_typed AS (
+    -- where the output's type comes from: the out= tensor; an in-place op's self (PyTorch names them with a
+    -- trailing _); an elementwise op's promoted input; any other op's first tensor input (a norm's output is
+    -- its input's type, whatever its float32 parameters)
+    SELECT *, CASE WHEN out_pos IS NOT NULL THEN out_pos WHEN ends_with(op, '_') THEN 1
+                   WHEN family = 'elementwise' THEN promoted_at ELSE tensor_in[1] END AS out_at
+    FROM promoted
 ),
 sized AS (
     SELECT *,
            coalesce(list_sum(list_transform(moving, lambda i: rl_numel(d[i]) * esz[i])), 0) AS in_bytes,
-           -- an in-place op (PyTorch names them with a trailing _) writes its first argument, in its own type
-           CASE WHEN out_pos IS NOT NULL THEN esz[out_pos] WHEN ends_with(op, '_') THEN esz[1] ELSE e_promoted END AS e_out,
+           esz[out_at] AS e_out,
            list_filter(d, lambda t: t IS NOT NULL) AS tensors,
            rl_numel(d[1]) AS n1, rl_numel(d[2]) AS n2, rl_numel(d[3]) AS n3,
            ci[argpos['stride']] AS stride_txt, ci[argpos['padding']] AS padding_txt, ci[argpos['dilation']] AS dilation_txt,
@@ -105,7 +113,7 @@ sized AS (
            TRY_CAST(ci[argpos['training']] AS BOOLEAN) AS training,
            TRY_CAST(ci[argpos['ceil']] AS BOOLEAN) AS ceil_mode,
            TRY_CAST(ci[argpos['mask']] AS BOOLEAN[]) AS mask
-    FROM promoted
+    FROM output_typed
 ),
 parsed AS (
     -- the Concrete Inputs the formulas below read, as integer lists, parsed once per call (inside the
@@ -235,11 +243,12 @@ judged AS (
              WHEN model_flops IS NULL OR out_elements IS NULL OR e_out IS NULL
                  THEN 'the recorded shapes do not fit the ' || family || ' formula'
         END AS no_model_reason,
-        list_filter(types, lambda t: bytes_of[t] IS NOT NULL)[1] AS first_type
+        coalesce(types[out_at], list_filter(types, lambda t: bytes_of[t] IS NOT NULL)[1]) AS first_type
     FROM counted
 )
 SELECT c.event_id, c.op, c.pid, c.tid, c.ts, c.dur, c.depth, c.step, c.phase, c.shape_dims, j.family,
-       -- the type of the op's first tensor input: the dtype the roof is taken for
+       -- the type of the op's output (its first tensor input's, an elementwise op's promoted type): the dtype the
+       -- roof is taken for
        t.dtype, t.peak_class,
        -- FLOPs of the call (NULL where no_model_reason says why)
        CASE WHEN j.no_model_reason IS NULL THEN j.model_flops END AS flops,

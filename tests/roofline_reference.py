@@ -207,9 +207,9 @@ def _out_position(torch, name: str, count: int) -> int | None:
     return None
 
 
-def elementwise_bytes(torch, name: str, dims: list, types: list) -> float | None:
-    """Bytes one call moves (tensor inputs read once, the output written once), None where the recorded
-    arguments are not ones this reference re-runs."""
+def elementwise_bytes(torch, name: str, dims: list, types: list) -> tuple[float, str] | None:
+    """(bytes one call moves: tensor inputs read once, the output written once; the output's dtype), None where
+    the recorded arguments are not ones this reference re-runs."""
     out_at = _out_position(torch, name, len(types))
     tensors = [i for i, t in enumerate(types) if t in TORCH_DTYPES and isinstance(dims[i], list) and i != out_at]
     if not tensors:
@@ -242,7 +242,8 @@ def elementwise_bytes(torch, name: str, dims: list, types: list) -> float | None
         return None
     read = sum(math.prod(dims[i]) * args_size(torch, types[i]) for i in (shaped or tensors))
     out_size = args_size(torch, types[out_at]) if out_at is not None else result.element_size()
-    return read + result.numel() * out_size
+    out_dtype = TORCH_DTYPES[types[out_at]] if out_at is not None else str(result.dtype).removeprefix("torch.")
+    return read + result.numel() * out_size, out_dtype
 
 
 def args_size(torch, type_name: str) -> int:
@@ -250,8 +251,8 @@ def args_size(torch, type_name: str) -> int:
 
 
 def reference_elementwise(path: Path) -> dict:
-    """Per (op, Input Dims as compact JSON, the first tensor's dtype) of the elementwise calls in a trace: the
-    MB one call moves, each value its calls move (calls of one key can differ in their other arguments' types)."""
+    """Per (op, Input Dims as compact JSON, the output's dtype) of the elementwise calls in a trace: the MB one
+    call moves, each value its calls move (calls of one key can differ in their other arguments' types)."""
     import torch
 
     with gzip.open(path) if str(path).endswith(".gz") else open(path, "rb") as handle:
@@ -265,12 +266,13 @@ def reference_elementwise(path: Path) -> dict:
         dims, types = args.get("Input Dims"), args.get("Input type")
         if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
             continue
-        first = next((TORCH_DTYPES[t] for t in types if t in TORCH_DTYPES), None)
         signature = (e["name"], json.dumps(dims), json.dumps(types))
         if signature not in rows:
-            moved = elementwise_bytes(torch, e["name"], dims, types)
-            rows[signature] = (first, None if moved is None else moved / 1e6)
+            rows[signature] = elementwise_bytes(torch, e["name"], dims, types)
     found: dict = {}
-    for (name, dims, _), (first, mb) in rows.items():
-        found.setdefault((name, dims, first), set()).add(mb)
-    return {key: values for key, values in found.items() if None not in values}
+    # a call this reference cannot re-run leaves its (op, dims) out: our row may hold it in its mean
+    unknown = {(name, dims) for (name, dims, _), costed in rows.items() if costed is None}
+    for (name, dims, _), costed in rows.items():
+        if costed is not None and (name, dims) not in unknown:
+            found.setdefault((name, dims, costed[1]), set()).add(costed[0] / 1e6)
+    return found
