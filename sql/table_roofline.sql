@@ -18,7 +18,8 @@ SELECT
     launched_outside_steps,
     -- the trace's Input Dims text as recorded (NULL for ops without a cost model)
     input_dims,
-    -- the op's first tensor input's type (float32, bfloat16 …)
+    -- the type the op computes in (float32, bfloat16 …): its output's (an elementwise op's promoted inputs',
+    -- an in-place op's self's, an out= tensor's, any other op's first tensor input's)
     dtype,
     -- the cost formula (sql/roofline_models.sql family; NULL: no model)
     family AS model,
