@@ -386,7 +386,7 @@ def test_never_below_the_independent_critical_path(path, trace):
     bounds = blame_reference.critical_path_bounds(path, category_of)
     assert bounds
     for category, bound in bounds.items():
-        w = what_if_document(path, category, None)
+        w = what_if_document(profile, category, None)
         projected, baseline = w["projected"]["step_ms"], w["baseline"]["step_ms"]
         # 1 µs: the reference reads the trace's times as floats, the product to the ns
         assert projected >= min(bound, baseline) - 1e-3, (category, projected, bound)

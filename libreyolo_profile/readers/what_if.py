@@ -14,7 +14,7 @@ from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile, null_reaso
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, stdout_console
 from libreyolo_profile.output.textsafe import safe_line
-from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
+from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records, run_sql
 from libreyolo_profile.readers.provenance import is_unprofiled
 from libreyolo_profile.store.document.verdict import blame_bottleneck
 from libreyolo_profile.vocabulary import thresholds, verdicts, what_if_modelled
@@ -236,10 +236,11 @@ def _null_notes(rows: list[dict], head: dict, model: str, doc: dict) -> list[str
     return notes
 
 
-def what_if_document(trace: Path, remove_category: str | None, remove_launches: int | None) -> dict:
+def what_if_document(trace: Path | OpenProfile, remove_category: str | None, remove_launches: int | None) -> dict:
+    """The projection of removing a category and/or N launches; `trace` a path or a profile already open."""
     if remove_category is None and remove_launches is None:
         raise UsageError("what-if needs --remove-category C or --remove-launches N (or both)")
-    profile = open_profile(trace)
+    profile = opened(trace)
     loaded, con = profile.loaded, profile.con
     doc = loaded.doc
     _validate(doc, con, remove_category, remove_launches)
