@@ -143,12 +143,11 @@ GROUP BY device, launch_phase, holder, launch_step IS NULL;
 -- a device the table does not know, or a CPU without a measured peak, has NULL peaks and the reason.
 CREATE OR REPLACE TEMP TABLE roofline_device_peak AS
 WITH named AS (
+    -- the model by sql/device_peaks.sql's one matching rule; a model's figures are the same on each of its rows
     SELECT i.device, i.name, m.model, m.tb_per_s, m.bandwidth_source, m.cache_mib, m.cache_source
-    FROM roofline_device_input i LEFT JOIN device_models m
-      ON regexp_matches(coalesce(i.name, ''), m.name_pattern)
-     AND coalesce(i.total_mb, 0) / 1024 >= m.min_mem_gib AND coalesce(i.total_mb, 0) / 1024 < m.max_mem_gib
-     AND (m.num_sms IS NULL OR m.num_sms = i.num_sms)
-    QUALIFY row_number() OVER (PARTITION BY i.device ORDER BY m.priority NULLS LAST) = 1
+    FROM (SELECT *, device_model_of(name, total_mb, num_sms) AS model FROM roofline_device_input) i
+    LEFT JOIN (SELECT DISTINCT model, tb_per_s, bandwidth_source, cache_mib, cache_source FROM device_models) m
+      ON m.model = i.model
 )
 SELECT n.device, n.model, p.peak_class, p.tflops, n.tb_per_s,
        CASE WHEN n.model IS NOT NULL THEN p.source || '; ' || n.bandwidth_source END AS source,
