@@ -110,6 +110,18 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
         ANY,
         "the blame's mean step wall time (blame table step_ms): what every blame share is of",
     ),
+    "host_work_ms": (
+        "ms",
+        BOTH,
+        GPU,
+        "the host's recorded work per step that does not wait on the device (syncs, blocking copies, polls left out; every thread, sql/blame.sql blame_host_floor): the host's side of the critical path",
+    ),
+    "host_work_without_launches": (
+        "",
+        BOTH,
+        GPU,
+        "JSON {kernel category: host_work_ms with that category's launch calls left out}: what-if's host floor",
+    ),
     "dataload_ms": ("ms", TRAIN, ANY, "per step, time waiting for the next batch"),
     "dataload_pct": ("%", TRAIN, ANY, "dataload share of the step"),
     "to_device_ms": ("ms", TRAIN, ANY, "per step, time copying the batch to the device"),
@@ -388,7 +400,7 @@ def null_reason(name: str, doc: dict) -> str:
 
 
 # The metrics that are not numbers: the column type each lands in (the `profiles` view, the head check).
-TEXT_METRICS = frozenset({"bound", "bound_reason", "memory_level"})
+TEXT_METRICS = frozenset({"bound", "bound_reason", "memory_level", "host_work_without_launches"})
 BOOLEAN_METRICS = frozenset({"thrashing"})
 
 

@@ -322,6 +322,12 @@ SELECT
                                                    'of_cause_pct': share}) ORDER BY cause)))
      FROM (SELECT cause, name, ns, 100.0 * ns / sum(ns) OVER (PARTITION BY cause) AS share FROM blame_holders
            QUALIFY row_number() OVER (PARTITION BY cause ORDER BY ns DESC, name) = 1)) AS blame_holders,
+    -- the host's recorded work per step that does not wait on the device (sql/blame.sql blame_host_floor), ms:
+    -- the host's side of the critical path, what-if's floor; NULL without device work
+    CASE WHEN base.has_device THEN (SELECT ms_per_step FROM blame_host_floor WHERE category IS NULL) END AS host_work_ms,
+    -- the same with one kernel category's launch calls left out, as JSON {category: ms}
+    CASE WHEN base.has_device THEN (SELECT to_json(map_from_entries(list((category, ms_per_step) ORDER BY category)))
+                                    FROM blame_host_floor WHERE category IS NOT NULL) END AS host_work_without_launches,
     -- the advice rules this profile's evidence fired (sql/advice.sql advice_findings), as a JSON list
     (SELECT to_json(list({'rule': rule, 'bounds': bounds, 'evidence': evidence, 'advice': advice,
                           'saving_ms': saving_ms, 'saving_pct': saving_pct, 'saving_basis': saving_basis}
