@@ -376,12 +376,13 @@ def _run_command(args: list[str], prog: str, as_json: bool):
             return STOPPED
         if os.environ.get("LIBREYOLO_PROFILE_DEBUG"):
             raise
-        from libreyolo_profile.store.disk.atomic import no_space  # ctypes: not on every command's start
+        from libreyolo_profile.store.disk.atomic import no_space, unusable_path  # ctypes: not on every start
 
-        # a full disk met where no writer named its target: still one line, exit 3 for a measurement
+        # a full disk or an unusable path met where no writer named its target: still one line, its code
         full = no_space(exc, getattr(exc, "filename", None), "output", 3 if args[:1] in (["run"], ["infer"]) else 1)
-        if full is not None:
-            return fail(full.message, full.exit_code)
+        known = full or unusable_path(exc)
+        if known is not None:
+            return fail(known.message, known.exit_code)
         return fail(
             f"{type(exc).__name__}: {_first_paragraph(exc)} (set LIBREYOLO_PROFILE_DEBUG=1 for the traceback)",
             EXIT_UNANALYSABLE,

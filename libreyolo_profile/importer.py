@@ -104,7 +104,7 @@ def publish(doc: dict, project: str, exist_ok: bool, subdirectory: str | None = 
 def _write_local(doc: dict, project: str, base: str, exist_ok: bool) -> tuple[Path, Path, bool]:
     """(where the profile went, where it was wanted, whether it replaced one) under a local --project.
     A --project that is not a directory is exit 2 before anything is written, a full disk exit 1."""
-    from libreyolo_profile.store.disk.atomic import no_space
+    from libreyolo_profile.store.disk.atomic import no_space, unusable_path
     from libreyolo_profile.store.disk.owned import inside_project, project_directory
     from libreyolo_profile.store.disk.writer import write_directory
     from libreyolo_profile.store.schema import PROFILE_FILE
@@ -123,8 +123,9 @@ def _write_local(doc: dict, project: str, base: str, exist_ok: bool) -> tuple[Pa
         full = no_space(exc, project, "profile", EXIT_UNANALYSABLE)
         if full is not None:
             raise full from None
-        if isinstance(exc, (FileExistsError, NotADirectoryError, PermissionError)):
-            raise UsageError(f"--project {project}: cannot write {wanted} there ({exc.strerror or exc})") from None
+        unusable = unusable_path(exc)
+        if unusable is not None:
+            raise UsageError(f"--project {project}: {unusable.message}") from None
         raise
     return target, wanted, replaced
 

@@ -158,3 +158,14 @@ def test_an_empty_project_or_out_is_refused_by_every_writer(tmp_path):
         result = run_cli(*args, cwd=tmp_path)
         one_error_line(result, 2, "is empty")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_where_db_or_report_wants_a_directory_is_exit_2(imported, tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    for args in (
+        ["db", str(a_file / "all.duckdb"), str(imported)],
+        ["report", str(next(imported.glob("*/profile.json"))), "--out", str(a_file / "r.html")],
+    ):
+        one_error_line(run_cli(*args), 2, str(a_file), "Not a directory")
+    assert a_file.read_text() == "mine\n"

@@ -69,6 +69,28 @@ def no_space(exc: BaseException, where: Path | str | None, what: str, exit_code:
     )
 
 
+# a path that cannot be used as given: missing, a file where a directory is wanted, a directory where a
+# file is, not allowed, read-only (the user's argument, exit 2, where a full disk or an I/O error is not)
+_UNUSABLE_PATH = (
+    errno.ENOENT,
+    errno.ENOTDIR,
+    errno.EEXIST,
+    errno.EISDIR,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.ELOOP,
+    errno.ENAMETOOLONG,
+)
+
+
+def unusable_path(exc: BaseException) -> UsageError | None:
+    """The one-line usage error (exit 2) for an OSError naming a path that cannot be used; else None."""
+    if isinstance(exc, OSError) and exc.errno in _UNUSABLE_PATH and exc.filename:
+        return UsageError(f"cannot use {exc.filename}: {exc.strerror or os.strerror(exc.errno)}")
+    return None
+
+
 def staging_dir(target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     path = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
