@@ -21,7 +21,11 @@ def _cap_ms(m: dict, on_cpu: bool) -> float | None:
     shares = [m.get(f"blame_{cause}_pct") for cause in causes_running_ops(on_gpu=not on_cpu)]
     if not m.get("step_ms") or any(s is None for s in shares):
         return None
-    return m["step_ms"] * sum(shares) / 100
+    cap = m["step_ms"] * sum(shares) / 100
+    # faster device work cannot take the step below the host's recorded work that does not wait on the device
+    # (host_work_ms, sql/blame.sql blame_host_floor): what the removal models' floor holds too
+    host_work = None if on_cpu else m.get("host_work_ms")
+    return cap if host_work is None else max(0.0, min(cap, m["step_ms"] - host_work))
 
 
 def op_at_roofline_document(trace: Path, pct: float) -> dict:
@@ -48,6 +52,11 @@ def op_at_roofline_document(trace: Path, pct: float) -> dict:
         "caveat": (
             "device times come from the profiled window and step_ms from the headline; the saving is capped "
             "at the time the blame has the device (CPU: the CPU) executing ops"
+            + (
+                ", and never takes the step below the host's work that does not wait on the device (host_work_ms)"
+                if not is_cpu_profile(doc) and m.get("host_work_ms") is not None
+                else ""
+            )
             + ("" if cap is not None else " — no blame here, so it is not capped")
         ),
     }
