@@ -381,6 +381,26 @@ def test_an_odd_header_field_loses_only_itself(tmp_path):
     assert any("distributedInfo.rank" in note for note in odd.stats.header_notes), odd.stats.header_notes
 
 
+def test_deep_nesting_anywhere_loses_nothing_else(tmp_path):
+    """100,000 nested brackets in an entry of the event array and in the last event's args (the piece that
+    closes the array): every real event is kept, the array's end and the header after it are found."""
+    require_traces()
+    trace = SMALLEST[-1]
+    clean = parse_trace(trace, report=False)
+    text = json.dumps(_load(trace))
+    nested = "[" * DEEP + "]" * DEEP
+    text = text.replace('"traceEvents": [', '"traceEvents": [{"nested": ' + nested + "}, ", 1)
+    at = text.rfind('"args": {')
+    text = text[:at] + '"args": {"deep": ' + nested + ", " + text[at + len('"args": {') :]
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    deep = parse_trace(path, report=False)
+    assert deep.events.num_rows == clean.events.num_rows and not deep.stats.truncated
+    assert deep.devices == clean.devices and deep.stats.dropped_events == 0
+    assert deep.stats.altered["values nested deeper than 100 levels, read as null"] == 2
+    assert deep.stats.altered["dropped: no phase (ph)"] == 1  # the entry with nothing but the nesting
+
+
 def test_two_processes_count_what_one_counts(tmp_path):
     """A big plain trace is decoded by two processes: what each counted is added up, not lost."""
     require_traces()

@@ -37,6 +37,7 @@ from libreyolo_profile.store.decode.limits import ENV_MAX_EVENT, DecodeSizes, Li
 from libreyolo_profile.store.decode.repair import (
     EVENT_BOUNDARY,
     GENERIC_DECODER,
+    NESTED_TOO_DEEP,
     TRUNCATED,
     array_end,
     cap_nesting,
@@ -335,11 +336,13 @@ class EventReader:
             events, consumed = self._decode_hard(piece, uncut and eof, str(exc))
             return scratch, events, consumed
 
-    def _close_array(self, closing: tuple[bytes, int, int], after: bytes, blocks: Iterator[bytes]) -> list[Event]:
-        """The events before the array's closing bracket (array_end's text, where it closes, its fixes); the
+    def _close_array(self, closing: tuple[bytes, int, int, int], after: bytes, blocks: Iterator[bytes]) -> list[Event]:
+        """The events before the array's closing bracket (array_end's text, where it closes, its fixes and cuts); the
         JSON after the bracket, `after` and the blocks still to come, is kept as the suffix."""
-        text, at, fixes = closing
+        text, at, fixes, deep = closing
         self.stats.repairs += fixes
+        if deep:
+            self.stats.count(NESTED_TOO_DEEP, deep)
         try:
             events = EVENTS_DECODER.decode(b"[" + text[:at] + b"]")
         except (msgspec.DecodeError, RecursionError) as last_exc:

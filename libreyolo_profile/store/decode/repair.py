@@ -3,8 +3,8 @@
 A piece that does not decode is repaired (invalid UTF-8, raw control characters, bare inf/NaN,
 unescaped quotes in names: real PyTorch bugs), else salvaged event by event: values nested deeper than
 NESTING_CAP are cut to null (decoders recurse per level), and fields of unexpected types are taken one by
-one (`_lenient_event`); what was repaired or dropped is counted in `TraceStats`. A boundary between events (`}` , `{` with any whitespace) is only
-a candidate: compact JSON has `}, {` inside kernel names.
+one (`_lenient_event`); what was repaired or dropped is counted in `TraceStats`. A boundary between
+events (`}` , `{` with any whitespace) is only a candidate: compact JSON has `}, {` inside kernel names.
 """
 
 from __future__ import annotations
@@ -61,30 +61,48 @@ _NESTED_ARGS = ("input_dims", "input_types", "concrete_inputs")
 GENERIC_DECODER = msgspec.json.Decoder(float_hook=float)
 NESTING_CAP = 100  # levels of arrays and objects an event's values may nest; real ones nest a handful
 NESTED_TOO_DEEP = f"values nested deeper than {NESTING_CAP} levels, read as null"
-_NESTING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# a string (skipped whole), or a run of opening or of closing brackets (counted at once: 100,000 nested
+# brackets are two runs, not 200,000 tokens)
+_NESTING_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[{](?:\s*[\[{])*|[\]}](?:\s*[\]}])*')
 
 
 def cap_nesting(text: bytes, cap: int = NESTING_CAP) -> tuple[bytes, int]:
     """(text with every value nested deeper than `cap` levels replaced by null, how many were): decoders
-    recurse once per level, so 100,000 nested brackets would exhaust the stack. Strings are skipped whole."""
+    recurse once per level, so 100,000 nested brackets would exhaust the stack."""
+    if text.count(b"[") + text.count(b"{") <= cap:
+        return text, 0
     depth, cut_from, cuts, out, last = 0, -1, 0, [], 0
     for m in _NESTING_TOKEN.finditer(text):
-        token = m.group()
-        if token[:1] == b'"':
+        run = m.group()
+        if run[0] == 0x22:  # a string
             continue
-        if token in b"[{":
-            depth += 1
-            if depth == cap + 1:
-                cut_from = m.start()
+        if run[0] in b"[{":
+            n = run.count(b"[") + run.count(b"{")
+            if depth <= cap < depth + n and cut_from < 0:  # this run opens level cap + 1
+                cut_from = m.start() + _past_bracket(run, cap + 1 - depth) - 1
+            depth += n
         else:
-            if depth == cap + 1 and cut_from >= 0:
+            n = run.count(b"]") + run.count(b"}")
+            if depth > cap >= depth - n and cut_from >= 0:  # this run closes level cap + 1
                 out += [text[last:cut_from], b"null"]
-                last, cut_from, cuts = m.end(), -1, cuts + 1
-            depth -= 1
+                last, cut_from, cuts = m.start() + _past_bracket(run, depth - cap), -1, cuts + 1
+            depth -= n
     if cut_from >= 0:  # cut off while nested too deep: whatever follows is not an event
         out += [text[last:cut_from], b"null"]
         last, cuts = len(text), cuts + 1
     return b"".join(out) + text[last:], cuts
+
+
+def _past_bracket(run: bytes, k: int) -> int:
+    """The offset just past the k-th bracket (from 1) of a run of brackets and whitespace."""
+    if not any(c in run for c in b" \t\r\n"):  # brackets only, the usual run
+        return k
+    seen = 0
+    for i, c in enumerate(run):
+        seen += c in b"[]{}"
+        if seen == k:
+            return i + 1
+    return len(run)
 
 
 def _lenient_event(obj) -> Event | None:
@@ -161,6 +179,8 @@ def salvage_events(piece: bytes, at_end: bool, stats: TraceStats) -> tuple[list[
             result = _decode_one(piece[starts[i] : ends[j]], stats)
             if isinstance(result, Event):
                 break
+            if result is None and j == i and cap_nesting(piece[starts[i] : ends[i]])[1]:
+                break  # nested too deep to be an event, whatever follows: joining would only redo the work
         if isinstance(result, Event):
             events.append(result)
             i = j + 1
@@ -177,17 +197,23 @@ def salvage_events(piece: bytes, at_end: bool, stats: TraceStats) -> tuple[list[
     return events, len(piece)
 
 
-def array_end(piece: bytes) -> tuple[bytes, int, int] | None:
+def array_end(piece: bytes) -> tuple[bytes, int, int, int] | None:
     """Where the event array closes inside `piece`: (the piece, repaired if it had to be, index of
-    its `]`, spots repaired), or None when it does not close here. Only called on a piece that
-    failed to decode."""
-    for text, fixes in ((piece, 0), repair_json(piece)):
+    its `]`, spots repaired, values nested too deep and cut to null), or None when it does not close
+    here. Only called on a piece that failed to decode."""
+    attempts = [(piece, 0, 0), (*repair_json(piece), 0)]
+    for text, fixes, deep in attempts:
         if b"]" not in text:
             return None
         try:
             decoded = text.decode("utf-8")
             _, end = json.JSONDecoder(strict=False).raw_decode("[" + decoded)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+        except RecursionError:  # nested too deep for any decoder: the same text with those values cut
+            capped, cuts = cap_nesting(text)
+            if cuts and not deep:
+                attempts.append((capped, fixes, cuts))
             continue
-        return text, len(decoded[: end - 2].encode("utf-8")), fixes  # `end` counts the "[" we added
+        except (ValueError, UnicodeDecodeError):
+            continue
+        return text, len(decoded[: end - 2].encode("utf-8")), fixes, deep  # `end` counts the "[" we added
     return None
