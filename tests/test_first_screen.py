@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.conftest import cli_json, run_cli
+from tests.conftest import cli_json, run_cli, trace_files, trace_id
 from tests.synthetic_traces import annotation, op, write_trace
 
 WIDTHS = (80, 120)
@@ -336,16 +336,6 @@ FIGURE = re.compile(r"\S*\d\S*")  # a word holding a digit: a number, with its u
 TABLE_GLYPHS = "│┃━╇"
 
 
-def shared_traces() -> list[str]:
-    """Every trace under the shared traces folder, at any depth (a job's ranks are traces too)."""
-    from tests.conftest import TRACES
-
-    if not TRACES.is_dir():
-        return []
-    found = (p for p in TRACES.rglob("*") if p.name.endswith((".json", ".json.gz")) and p.is_file())
-    return sorted(p.relative_to(TRACES).as_posix() for p in found)
-
-
 def prose_figures(text: str) -> list[str]:
     """The words holding a digit outside the tables, in order."""
     return [w for line in text.splitlines() if not any(g in line for g in TABLE_GLYPHS) for w in FIGURE.findall(line)]
@@ -360,12 +350,15 @@ def rendered(document: dict, columns: int, monkeypatch, capsys) -> str:
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", shared_traces())
-def test_first_screen_fits_and_wraps_words_not_numbers(trace, name, monkeypatch, capsys):
-    from libreyolo_profile.readers.summary import summary_document
+@pytest.mark.parametrize("path", trace_files(), ids=trace_id)
+def test_first_screen_fits_and_wraps_words_not_numbers(path, analysed_traces, monkeypatch, capsys):
+    import json
 
-    # one analysis, rendered at both widths (the CLI's path through summary is test_cpu_first_screen's)
-    document = summary_document(trace(name))
+    # `summary --json` as the worker's shared analysis ran it (test_corpus reads the same run), rendered at
+    # both widths; the CLI's own path through the first screen is test_cpu_first_screen's
+    result = analysed_traces.summary(path)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
     at_100, at_80 = rendered(document, 100, monkeypatch, capsys), rendered(document, 80, monkeypatch, capsys)
     assert len(at_100.splitlines()) <= FIRST_SCREEN_LINES, at_100
     assert max(len(line) for line in at_100.splitlines()) <= 100
