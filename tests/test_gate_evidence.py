@@ -147,6 +147,21 @@ def test_a_repeat_block_that_disagrees_with_the_trials_fails_the_gate(v100_doc, 
     assert report["significance"]["n_after"] == 3  # the trials it has, not the n it claims
 
 
+def test_a_repeat_block_is_never_evidence_beside_fewer_trials(v100_doc, tmp_path, cache):
+    """One trial left in `trials`, the block's three values kept: they would pass as three trials."""
+    before = profile(v100_doc, tmp_path, "before", steps=[300.0, 301.0, 302.0])
+    after = profile(v100_doc, tmp_path, "after", steps=[1.0, 1.0, 1.0])
+
+    def edit(doc):
+        doc["trials"] = [dict(doc["trials"][0], step_ms=327.0)]
+
+    plant(after, edit)
+    code, report, _ = compare(before, after, "--fail-on", "step_ms:+5%", cache=cache)
+    rule = report["gate"]["rules"][0]
+    assert code == EXIT_REGRESSION and rule["outcome"] == "invalid", rule
+    assert "repeat.step_ms" in rule["reason"] and "3 values for 1 trials" in rule["reason"]
+
+
 def test_an_honest_repeat_block_is_the_trials_evidence(v100_doc, tmp_path, cache):
     before = profile(v100_doc, tmp_path, "before", steps=[300.0, 301.0, 302.0])
     after = profile(v100_doc, tmp_path, "after", steps=[327.0, 328.0, 329.0])

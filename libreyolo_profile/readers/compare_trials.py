@@ -56,27 +56,23 @@ def as_double(value) -> float | None:
 
 
 def raw_trials(doc: dict, metric: str) -> list:
-    """The metric's value in every trial, as the file holds it: the `trials` list's, checked against the
-    `repeat` block (one Disagreeing value when it does not summarise them); the repeat values where there is
-    no trials list; else the profile's one scalar. Nothing is dropped or converted here: compare.sql judges
-    each value, so a NaN or a string in a trial is named, never skipped."""
+    """The metric's value in every trial, as the file holds it: the `trials` list's (after a Disagreeing value
+    when the `repeat` block does not summarise them); the repeat values only where there is no trials list;
+    else the profile's one scalar. Nothing is dropped or converted here: compare.sql judges each value, so a
+    NaN or a string in a trial is named, never skipped."""
     stat = as_mapping(as_mapping(doc.get("repeat")).get(metric))
-    listed = _listed(doc, metric)
-    if listed is not None:
-        why = _disagreement(stat, listed, plausible(metric)) if stat else None
-        return [Disagreeing(metric, why)] if why else listed
-    values = stat.get("values")
-    if isinstance(values, list) and len(values) >= 2:
-        return values
-    return [as_mapping(doc.get("metrics")).get(metric)]
-
-
-def _listed(doc: dict, metric: str) -> list | None:
-    """The metric's value in each entry of `trials` (≥ 2 entries, some holding it); None otherwise."""
     trials = doc.get("trials") if isinstance(doc.get("trials"), list) else []
-    if len(trials) >= 2 and any(not isinstance(t, dict) or metric in t for t in trials):
-        return [t.get(metric) if isinstance(t, dict) else NOT_AN_OBJECT for t in trials]
-    return None
+    if trials:  # the trials are the evidence; a summary is checked against them, never used instead
+        listed = [t.get(metric) if isinstance(t, dict) else NOT_AN_OBJECT for t in trials]
+        why = _disagreement(stat, listed, plausible(metric)) if stat else None
+        holds = len(trials) >= 2 and any(not isinstance(t, dict) or metric in t for t in trials)
+        if why:  # named first, and the trials still counted for what they hold
+            return [Disagreeing(metric, why), *(listed if holds else [as_mapping(doc.get("metrics")).get(metric)])]
+        if holds:
+            return listed
+    elif isinstance(stat.get("values"), list) and len(stat["values"]) >= 2:
+        return stat["values"]
+    return [as_mapping(doc.get("metrics")).get(metric)]
 
 
 def _disagreement(stat: dict, listed: list, bounds: tuple[float, float]) -> str | None:
@@ -92,8 +88,9 @@ def _disagreement(stat: dict, listed: list, bounds: tuple[float, float]) -> str 
         return None
     if values is not None and any(as_double(v) != x for v, x in zip(values, numbers, strict=True)):
         return "its values are not the trials' values"
-    mean, std = statistics.fmean(numbers), statistics.stdev(numbers)
-    for name, claimed, actual in (("mean", stat.get("mean"), mean), ("std", stat.get("std"), std)):
+    given = [("mean", statistics.fmean(numbers))] + ([("std", statistics.stdev(numbers))] if len(numbers) > 1 else [])
+    for name, actual in given:
+        claimed = stat.get(name)
         shown = as_double(claimed)
         if claimed is not None and (shown is None or not math.isclose(shown, actual, rel_tol=1e-9, abs_tol=1e-12)):
             return f"{name} {claimed!r}, the trials give {actual:.6g}"
