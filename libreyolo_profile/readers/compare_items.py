@@ -65,5 +65,6 @@ def item_changes(what: str, before: list[Loaded], after: list[Loaded]) -> dict:
 
 
 def requested_changes(items: tuple[str, ...], before: list[Loaded], after: list[Loaded]) -> dict:
-    """{"ops": …, "kernels": …} for compare's document: each requested kind's changes, None where not asked."""
-    return {what: item_changes(what, before, after) if what in items else None for what in ITEMS}
+    """{"ops": …, "kernels": …} for compare's document: each requested kind's changes (a kind not asked for
+    is absent, so a comparison without --ops/--kernels is the document it always was)."""
+    return {what: item_changes(what, before, after) for what in ITEMS if what in items}
