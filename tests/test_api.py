@@ -44,9 +44,10 @@ SNIPPET = textwrap.dedent("""
 """)
 
 
-def test_snippet_on_every_shared_trace_without_torch():
+def test_snippet_on_every_shared_trace_without_torch(trace):
     require_module("pandas", "notebook")
-    traces = sorted(require_traces().glob("*.json.gz"))
+    # through the `trace` fixture: the snippet's process finds each analysed in the test's cache
+    traces = [trace(p.name) for p in sorted(require_traces().glob("*.json.gz"))]
     assert traces, "no shared traces"
     run = subprocess.run(
         [sys.executable, "-c", SNIPPET, *map(str, traces)], capture_output=True, text=True, timeout=1200, cwd=REPO
@@ -164,11 +165,10 @@ def test_profile_sql_is_read_only(h100, sql, message, tmp_path, monkeypatch):
     )
 
 
-def test_compare_equals_the_cli_json():
+def test_compare_equals_the_cli_json(trace):
     import libreyolo_profile as lp
 
-    traces = require_traces()
-    before, after = str(traces / BEFORE), str(traces / AFTER)
+    before, after = str(trace(BEFORE)), str(trace(AFTER))
     rules = ["step_ms:+1%", "gpu_util_pct:-1pp"]
     c = lp.compare(before, after, fail_on=rules)
     run = run_cli("compare", before, after, *[arg for rule in rules for arg in ("--fail-on", rule)], "--json")
