@@ -61,6 +61,7 @@ BLAME_STEPS = (
     "SELECT step, sum(ns) AS ns, max(step_ms) AS step_ms, min(step_ms) AS min_step_ms, sum(share_pct) AS share, "
     "count(*) FILTER (WHERE whole IS DISTINCT FROM 'step_ms') AS unnamed_whole FROM blame GROUP BY step"
 )
+BLAME_PER_RANK = "SELECT rank, step, sum(ns) AS ns, max(step_ms) AS step_ms FROM blame GROUP BY rank, step"
 ABOVE_ROOF = "SELECT * FROM roofline WHERE pct_of_roofline > 100"
 # the three in one `query` (each costs a command): one row, a list of each one's rows
 CHECKS = (
@@ -388,3 +389,8 @@ def test_a_job_folder_imports_as_a_job_and_every_rank_reads(job, tmp_path):
         assert not failures, f"{reader}: " + " | ".join(failures[:12])
     rows = strict_json(run_cli("ranks", profile, "--json").stdout)
     assert len(rows["ranks"]) == len(ranks), "a row per rank trace"
+    # each rank's blame adds up to each of its steps, as a single trace's does
+    blamed = strict_json(run_cli("query", BLAME_PER_RANK, profile, "--json").stdout)
+    assert {r["rank"] for r in blamed} == set(strict_json(imported.stdout)["job"]["ranks"])
+    for r in blamed:
+        assert r["ns"] == pytest.approx(r["step_ms"] * 1e6, abs=1), f"rank {r['rank']} step {r['step']}"
