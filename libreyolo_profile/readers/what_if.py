@@ -239,7 +239,7 @@ def _null_notes(rows: list[dict], head: dict, model: str, doc: dict) -> list[str
 def what_if_document(trace: Path | OpenProfile, remove_category: str | None, remove_launches: int | None) -> dict:
     """The projection of removing a category and/or N launches; `trace` a path or a profile already open."""
     if remove_category is None and remove_launches is None:
-        raise UsageError("what-if needs --remove-category C or --remove-launches N (or both)")
+        raise UsageError("what-if needs --remove-category C and/or --remove-launches N, or --op-at-roofline PCT alone")
     profile = opened(trace)
     loaded, con = profile.loaded, profile.con
     doc = loaded.doc
