@@ -201,7 +201,7 @@ def _check_project(project: Path, env: dict) -> None:
     for profile in project.glob("*/profile.json"):
         done = run_cli("summary", str(profile), "--json", env={"XDG_CACHE_HOME": env["XDG_CACHE_HOME"]})
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["profile"]["kind"] == "train", done.stdout
+        assert json.loads(done.stdout)["profile"]["path"] == str(profile), done.stdout
 
 
 @pytest.mark.parametrize("command", ["import", "summary"])
