@@ -22,6 +22,7 @@ from libreyolo_profile.readers.ranks import ranks_document, render_ranks
 from libreyolo_profile.readers.roofline import above_roof_lines, above_roof_rows
 from libreyolo_profile.readers.summary_charts import bar_cells, print_blame, print_step_bar
 from libreyolo_profile.readers.summary_screen import show_first_screen
+from libreyolo_profile.store.document.marks import NO_DEVICE_EVENTS
 
 HEADLINE = [
     "step_ms",
@@ -184,7 +185,9 @@ def blame_by_step(con) -> dict:
 def _headline(s: dict) -> str:
     p = s["profile"]
     model = s.get("model") or {}
-    head = f"{p['kind']} profile · {p['device_type']}"
+    # a GPU run whose device activity was not recorded is read on its host side only, yet it is no CPU run
+    device = "gpu, device activity not recorded" if NO_DEVICE_EVENTS in (s.get("marks") or {}) else p["device_type"]
+    head = f"{p['kind']} profile · {device}"
     if model.get("family"):
         head += f" · {model_line(model)}"
     # the headline's calls and the trace's calls are different calls: both said, each with its role
