@@ -8,6 +8,7 @@ import threading
 import time
 
 from libreyolo_profile.readers.query_output import StreamStopped
+from libreyolo_profile.stopping import Terminated
 
 QUERY_THREAD = "libreyolo-query"  # the worker thread that runs the user's SQL
 STOP_GRACE_S = 5.0  # how long an interrupted query may take to stop before the command exits anyway
@@ -57,9 +58,9 @@ class QueryWorker:
                         printed,
                     )
                 self.done.wait(min(left, 0.1))  # short waits: Ctrl-C is handled between them
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Terminated):  # Ctrl-C or SIGTERM (cli_errors.py): DuckDB stops first
             self.stop()
-            raise  # cli.run_cli prints "interrupted" and exits 130
+            raise  # cli.run_cli prints "interrupted" or "terminated" and exits 130 or 143
         if "error" in self.outcome:
             raise self.outcome["error"]
         return self.outcome["value"]
