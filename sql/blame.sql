@@ -141,11 +141,10 @@ host_calls AS (
            CASE WHEN r.role = 'sync' OR b.event_id IS NOT NULL
                   OR regexp_matches(r.name, '(?i)^(cu|cuda|hip)(event|stream)query$')
                      THEN 'sync_bubble'
-                WHEN regexp_matches(r.name, '(?i)(streamcreate|eventcreate|ctxcreate|ctxsetcurrent|deviceprimaryctx'
-                                            '|create_?handle|(cublas|cublaslt|cudnn|cusparse|cufft|curand|nccl|miopen|rocblas|hipblas(lt)?)create'
-                                            '|getdeviceproperties|devicegetattribute|cudasetdevice|hipsetdevice|cuinit|hipinit|commInit)')
-                     THEN 'startup'
-                WHEN regexp_matches(r.name, '(?i)(module|culibrary|getfunc)')
+                -- roles from sql/runtime_calls.sql: ROCm's hip(Ext)ModuleLaunchKernel are launches there, and a
+                -- device-properties query (every step on ROCm) is host work, not start-up
+                WHEN r.role = 'startup' THEN 'startup'
+                WHEN r.role = 'module_load'
                   OR (r.role = 'kernel_launch' AND r.dur >= 1000000 AND r.correlation IN (SELECT correlation FROM first_launches))
                      THEN 'module_loading'
                 WHEN r.role IN ('malloc', 'free') THEN 'allocator'

@@ -72,8 +72,12 @@ DROP TABLE marked_steps;
 
 -- runtime_calls: host CUDA/HIP API calls with their role (launch, sync, malloc …).
 CREATE OR REPLACE TEMP TABLE runtime_calls AS
+-- Each distinct name looked up once (sql/runtime_calls.sql runtime_call_role: exact names, then families).
+WITH roles AS (
+    SELECT name, runtime_call_role(name) AS role FROM (SELECT DISTINCT name FROM ev WHERE kind = 'runtime')
+)
 SELECT e.event_id, e.name, e.pid, e.tid, e.ts, e.dur, e.correlation, coalesce(r.role, 'other') AS role
-FROM ev e LEFT JOIN runtime_call_roles r ON e.name = r.name
+FROM ev e LEFT JOIN roles r ON e.name = r.name
 WHERE e.kind = 'runtime';
 
 -- device_activity: kernels, memcpys and memsets, each with the host call that launched it

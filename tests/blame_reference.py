@@ -182,12 +182,16 @@ _POLL = re.compile(r"^(cu|cuda|hip)(Event|Stream)Query$", re.IGNORECASE)  # a lo
 _STARTUP = re.compile(
     r"(streamcreate|eventcreate|ctxcreate|ctxsetcurrent|deviceprimaryctx|create_?handle"
     r"|(cublas|cublaslt|cudnn|cusparse|cufft|curand|nccl|miopen|rocblas|hipblas(lt)?)create"
-    r"|getdeviceproperties|devicegetattribute|cudasetdevice|hipsetdevice|cuinit|hipinit|comminit)",
+    r"|cudasetdevice|hipsetdevice|cuinit|hipinit|comminit)",
     re.IGNORECASE,
 )
 _GRADIENT_SYNC = re.compile(r"(DistributedDataParallel|[Rr]educer::|allreduce_hook|_ddp_)")
 _ALL_REDUCE = re.compile(r"all_?reduce", re.IGNORECASE)
-_LOADING = re.compile(r"(module|culibrary|getfunc)", re.IGNORECASE)
+# loading device code; a launch through a module (hipModuleLaunchKernel) is a launch, checked before this
+_LOADING = re.compile(
+    r"(module(load|getfunction|getglobal|unload)|culibrary|librarygetkernel|getfunc|registerfatbinary|registerfunction)",
+    re.IGNORECASE,
+)
 _CPU_COLLECTIVE = re.compile(
     r"(gloo|c10d|nccl|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier"
     r"|record_param_comms|alltoall)",
@@ -427,9 +431,9 @@ def blame(path: Path) -> dict[int, dict]:
         for r in runtime:
             if _waits(r, pageable, copy_end):
                 cause = "sync_bubble"
-            elif _STARTUP.search(r["name"]):
+            elif _STARTUP.search(r["name"]) and r["name"] not in LAUNCHES | ALLOCATOR:
                 cause = "startup"
-            elif _LOADING.search(r["name"]) or (
+            elif (_LOADING.search(r["name"]) and r["name"] not in LAUNCHES | ALLOCATOR) or (
                 r["name"] in KERNEL_LAUNCHES and r["dur"] >= LOADING_LAUNCH_NS and r["correlation"] in first_launches
             ):
                 cause = "module_loading"
