@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from libreyolo_profile.api.comparison import Comparison
 from libreyolo_profile.api.cross import compare, connect, query, what_if
-from libreyolo_profile.api.export import export
+from libreyolo_profile.api.files_out import export
 from libreyolo_profile.api.metrics import Metrics, Verdict
 from libreyolo_profile.api.profile import Profile, open
 from libreyolo_profile.errors import ProfileError, UnanalysableError, UsageError

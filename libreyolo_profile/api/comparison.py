@@ -84,8 +84,8 @@ class Comparison(Mapping[str, object]):
         return locked(con).table("comparison")
 
     def export(self, path, *, force: bool = False):
-        """The metric rows written to `path` as CSV or Parquet (api/export.py); the path written."""
-        from libreyolo_profile.api.export import export
+        """The metric rows written to `path` as CSV or Parquet (api/files_out.py); the path written."""
+        from libreyolo_profile.api.files_out import export
 
         return export(self.table(), path, force=force)
 

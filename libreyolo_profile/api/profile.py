@@ -169,8 +169,8 @@ class Profile(OpenProfile):
 
     def export(self, what, path: str | Path, *, force: bool = False) -> Path:
         """Write a relation (from this profile's methods, or any of the API's) or one of the tables, named, to
-        `path` as CSV or Parquet (api/export.py: the one way a relation reaches a file); the path written."""
-        from libreyolo_profile.api.export import export
+        `path` as CSV or Parquet (api/files_out.py: the one way a relation reaches a file); the path written."""
+        from libreyolo_profile.api.files_out import export
 
         return export(self.table(what) if isinstance(what, str) else what, path, force=force)
 

@@ -117,6 +117,8 @@ def headline_metrics(doc: dict) -> tuple[dict, dict]:
 
 def summary_document(source: Path | OpenProfile) -> dict:
     """What `summary --json` prints, from a path or a profile already opened."""
+    from libreyolo_profile.readers.compare_trials import trial_count  # statistics: only once a profile is read
+
     profile = opened(source)
     loaded, con, doc = profile.loaded, profile.con, profile.doc
     metrics, reasons = headline_metrics(doc)
@@ -141,7 +143,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
         "marks": doc.get("marks", {}),
         "headline": (doc.get("timing") or {}).get("headline"),
         "devices": doc.get("devices", []),
-        "repeat_n": max((s.get("n", 1) for s in (doc.get("repeat") or {}).values()), default=1),
+        "repeat_n": trial_count(doc),  # the trials the profile holds, never the n a repeat block claims
         # where each kind of figure comes from, said on the screen beside it (readers/provenance.py)
         "provenance": {
             "headline": unprofiled_label(doc) or profiled_label(doc, tables=False),
