@@ -94,7 +94,7 @@ ATTRIBUTION_COLUMNS: dict[str, list[tuple[str, str, str, str]]] = {
             "the trace's Input Dims as recorded, in Kineto's compact layout ([[4, 197, 768], [768, 768]]; NULL for "
             "ops without a cost model)",
         ),
-        ("dtype", "VARCHAR", "", "type of the op's first tensor input (float32, bfloat16 …)"),
+        ("dtype", "VARCHAR", "", "the type the op computes in, its output's (float32, bfloat16 …)"),
         ("model", "VARCHAR", "", "the cost formula's family (sql/roofline_models.sql; NULL: no model)"),
         ("calls", "BIGINT", "count", "calls in the window"),
         ("calls_per_step", "DOUBLE", "count", "calls per measured step"),
@@ -145,7 +145,8 @@ ATTRIBUTION_COLUMNS: dict[str, list[tuple[str, str, str, str]]] = {
             "no_model_reason",
             "VARCHAR",
             "",
-            "why FLOPs or the roof are NULL (no model, shapes not recorded, device not in the peak table)",
+            "why FLOPs or the roof are NULL (no model, shapes not recorded, device not in the peak table), or why the "
+            "row stands above its roof (its bytes within the device's last-level cache, a beaten CPU roof)",
         ),
     ],
     # sql/memory.sql: the allocator's `[memory]` events in the window; one `record` kind per row
