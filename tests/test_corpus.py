@@ -105,9 +105,6 @@ class Answers:
             self.runs[args] = run_cli(*args, "--json")
         return self.runs[args]
 
-    def reader(self, name: str):
-        return self.run(*(a.format(trace=self.path, out=self.out) for a in READERS[name]))
-
     def document(self, *args: str) -> object:
         """The JSON document a command answers with; the test fails with the command's error where it has none."""
         result = self.run(*args)
