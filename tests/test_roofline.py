@@ -414,3 +414,25 @@ def test_a_roof_beaten_is_never_a_share_over_100_shown_as_fact(tmp_path):
     table = analyse_trace(cpu, cpu_peak=roof)["tables"]["roofline"]
     (cpu_row,) = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"]]
     assert cpu_row["pct_of_roofline"] > 100 and "faster than the measured CPU roof" in cpu_row["no_model_reason"]
+
+
+def test_report_chart_shows_a_cpu_roof_in_gflops():
+    """issue 50: a CPU's roof read "fp32 0.0 TFLOP/s" in the report; its rates are drawn in GFLOP/s and GB/s."""
+    from libreyolo_profile.readers.report_roofline import roofline_chart
+
+    row = {
+        "gflops": 2.0,
+        "intensity": 10.0,
+        "tflops_per_s": 0.05,
+        "device_ms_per_step": 3.0,
+        "roof_class": "fp32",
+        "peak_tflops": 0.1,
+        "peak_tb_per_s": 0.02,
+        "op": "aten::conv2d",
+        "input_dims": "[[1, 3, 8, 8]]",
+        "pct_of_roofline": 50.0,
+        "bound": "compute",
+    }
+    on_cpu, on_gpu = roofline_chart([row], on_cpu=True), roofline_chart([row])
+    assert "fp32 100.0 GFLOP/s" in on_cpu and "20.000 GB/s" in on_cpu and "TFLOP/s" not in on_cpu
+    assert "fp32 0.1 TFLOP/s" in on_gpu and "GFLOP/s" not in on_gpu

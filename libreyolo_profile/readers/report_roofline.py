@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from libreyolo_profile.metric_catalog import is_cpu_profile
 from libreyolo_profile.readers.report_colors import INK, color_for
 from libreyolo_profile.readers.report_svg import _open, esc, legend, num
 
@@ -28,18 +29,20 @@ def _decades(low: float, high: float) -> tuple[int, int]:
     return math.floor(math.log10(low)), math.ceil(math.log10(high))
 
 
-def roofline_chart(rows: list[dict], width: int = 900, height: int = 360) -> str:
-    """The SVG, or "" when no op shape has FLOPs, bytes and a measured time."""
+def roofline_chart(rows: list[dict], width: int = 900, height: int = 360, on_cpu: bool = False) -> str:
+    """The SVG, or "" when no op shape has FLOPs, bytes and a measured time. A CPU's rates in GFLOP/s and GB/s,
+    where TFLOP/s would label its roof 0.0."""
     points = _plotted(rows)
     if not points:
         return ""
+    scale, flops_unit, bw_unit = (1e3, "GFLOP/s", "GB/s") if on_cpu else (1.0, "TFLOP/s", "TB/s")
     roofs = {
-        (r["roof_class"], r["peak_tflops"], r["peak_tb_per_s"])
+        (r["roof_class"], r["peak_tflops"] * scale, r["peak_tb_per_s"] * scale)
         for r in points
         if r.get("peak_tflops") and r.get("peak_tb_per_s")
     }
     xs = [r["intensity"] for r in points] + [p / bw for _, p, bw in roofs]
-    ys = [r["tflops_per_s"] for r in points] + [p for _, p, _ in roofs]
+    ys = [r["tflops_per_s"] * scale for r in points] + [p for _, p, _ in roofs]
     (x0, x1), (y0, y1) = _decades(min(xs) / 2, max(xs) * 2), _decades(min(ys) / 2, max(ys) * 2)
     left, right, top, bottom = 70, width - 20, 16, height - 44
 
@@ -49,7 +52,7 @@ def roofline_chart(rows: list[dict], width: int = 900, height: int = 360) -> str
     def py(y: float) -> float:
         return bottom - (bottom - top) * (math.log10(y) - y0) / (y1 - y0)
 
-    parts = [_open("roofline", width, height, "roofline: arithmetic intensity against achieved TFLOP/s")]
+    parts = [_open("roofline", width, height, f"roofline: arithmetic intensity against achieved {flops_unit}")]
     for d in range(x0, x1 + 1):
         parts.append(
             f'<line x1="{px(10**d):.1f}" x2="{px(10**d):.1f}" y1="{top}" y2="{bottom}" class="grid"/>'
@@ -63,27 +66,28 @@ def roofline_chart(rows: list[dict], width: int = 900, height: int = 360) -> str
     parts.append(
         f'<text x="{(left + right) / 2}" y="{height - 6}" text-anchor="middle" class="axis">'
         f'arithmetic intensity, FLOP/byte</text><text x="14" y="{(top + bottom) / 2}" class="axis" '
-        f'transform="rotate(-90 14 {(top + bottom) / 2})" text-anchor="middle">TFLOP/s</text>'
+        f'transform="rotate(-90 14 {(top + bottom) / 2})" text-anchor="middle">{flops_unit}</text>'
     )
     for roof_class, peak, bw in sorted(roofs, key=str):
-        parts.append(_roof(roof_class, peak, bw, 10.0**x0, 10.0**x1, px, py))
+        parts.append(_roof(roof_class, peak, bw, 10.0**x0, 10.0**x1, px, py, (flops_unit, bw_unit)))
     biggest = max(r["device_ms_per_step"] for r in points)
     for r in sorted(points, key=lambda r: -r["device_ms_per_step"]):
         radius = 3 + 11 * math.sqrt(r["device_ms_per_step"] / biggest)
         tip = (
-            f"{r['op']} {r['input_dims'] or ''}: {num(r['tflops_per_s'], 3)} TFLOP/s at {num(r['intensity'], 2)} "
+            f"{r['op']} {r['input_dims'] or ''}: {num(r['tflops_per_s'] * scale, 3)} {flops_unit} at "
+            f"{num(r['intensity'], 2)} "
             f"FLOP/B, {num(r['pct_of_roofline'], 1)}% of roof, {num(r['device_ms_per_step'], 3)} ms/step"
         )
         parts.append(
-            f'<circle cx="{px(r["intensity"]):.1f}" cy="{py(r["tflops_per_s"]):.1f}" r="{radius:.1f}" '
+            f'<circle cx="{px(r["intensity"]):.1f}" cy="{py(r["tflops_per_s"] * scale):.1f}" r="{radius:.1f}" '
             f'fill="{color_for(POINT_MEANINGS.get(r["bound"], str(r["bound"])))}" fill-opacity="0.55" stroke="{INK}" '
             f'stroke-width="0.5"><title>{esc(tip)}</title></circle>'
         )
     return "".join(parts) + "</svg>"
 
 
-def _roof(roof_class: str, peak: float, bw: float, x_low: float, x_high: float, px, py) -> str:
-    """The roof of one peak class: bandwidth × intensity up to the ridge, the peak after it."""
+def _roof(roof_class: str, peak: float, bw: float, x_low: float, x_high: float, px, py, units: tuple[str, str]) -> str:
+    """The roof of one peak class: bandwidth × intensity up to the ridge, the peak after it (in `units`)."""
     ridge = peak / bw
     color = INK
     start = max(x_low, 1e-12)
@@ -93,15 +97,15 @@ def _roof(roof_class: str, peak: float, bw: float, x_low: float, x_high: float, 
     )
     return (
         f'<path d="{path}" fill="none" stroke="{color}" stroke-width="2"><title>{esc(roof_class)} roof: '
-        f"{num(peak, 1)} TFLOP/s, {num(bw, 3)} TB/s, ridge at {num(ridge, 1)} FLOP/B</title></path>"
+        f"{num(peak, 1)} {units[0]}, {num(bw, 3)} {units[1]}, ridge at {num(ridge, 1)} FLOP/B</title></path>"
         f'<text x="{px(x_high) - 4:.1f}" y="{py(peak) - 5:.1f}" text-anchor="end" class="tick" fill="{color}">'
-        f"{esc(roof_class)} {num(peak, 1)} TFLOP/s</text>"
+        f"{esc(roof_class)} {num(peak, 1)} {units[0]}</text>"
     )
 
 
 def roofline_section(side: dict, width: int) -> str:
     """The report's roofline section: the chart and what it is of (empty without costed ops)."""
-    chart = roofline_chart(side.get("roofline") or [], width)
+    chart = roofline_chart(side.get("roofline") or [], width, on_cpu=is_cpu_profile(side["summary"]["profile"]))
     if not chart:
         return ""
     return (
