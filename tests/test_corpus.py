@@ -99,6 +99,7 @@ class Answers:
         self.path, self.out = path, out_dir / (trace_id(path).replace("/", "__") + ".html")
         # the analysis was this very command, run in the worker's shared cache
         self.runs: dict[tuple[str, ...], object] = {("summary", str(path)): analysed.summary(path)}
+        self.opened = None
 
     def run(self, *args: str):
         if args not in self.runs:
@@ -134,6 +135,28 @@ class Answers:
             cases.append(("what-if", str(self.path), "--remove-launches", "1"))
         return cases
 
+    def what_if(self, args: tuple[str, ...]) -> dict:
+        """A what-if's document. The first case runs as the command; the others as the document it prints
+        (readers/what_if.what_if_document) on the profile opened once: opening it was half of each command."""
+        if args == self.what_ifs()[0]:
+            return self.document(*args)
+        if args not in self.runs:
+            from libreyolo_profile.errors import ProfileError
+            from libreyolo_profile.readers.common import open_profile
+            from libreyolo_profile.readers.what_if import what_if_document
+
+            if self.opened is None:
+                self.opened = open_profile(self.path)
+            category = args[3] if args[2] == "--remove-category" else None
+            launches = int(args[3]) if args[2] == "--remove-launches" else None
+            try:
+                self.runs[args] = strict_json(json.dumps(what_if_document(self.opened, category, launches)))
+            except (ProfileError, ValueError) as exc:
+                self.runs[args] = exc
+        if isinstance(self.runs[args], Exception):
+            pytest.fail(f"`{' '.join(args[2:])}`: {self.runs[args]}")
+        return self.runs[args]
+
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
@@ -165,10 +188,15 @@ def _partner(answers: Answers, analysed) -> str:
 def test_every_reader_answers_with_one_strict_json_document(answers, analysed_traces):
     commands = [tuple(a.format(trace=answers.path, out=answers.out) for a in args) for args in READERS.values()]
     commands.append(("query", CHECKS, str(answers.path)))
-    if answers.run(*commands[0]).returncode == 0:
-        commands += answers.what_ifs()
-        commands.append(("compare", _partner(answers, analysed_traces), str(answers.path)))
     failures = []
+    if answers.run(*commands[0]).returncode == 0:
+        commands += answers.what_ifs()[:1]
+        commands.append(("compare", _partner(answers, analysed_traces), str(answers.path)))
+        for args in answers.what_ifs()[1:]:
+            try:
+                answers.what_if(args)
+            except pytest.fail.Exception as exc:
+                failures.append(str(exc))
     for args in commands:
         result = answers.run(*args)
         try:
@@ -342,8 +370,8 @@ def _union_ns(intervals) -> int:
 
 @ON_EVERY_TRACE
 def test_what_if_never_projects_below_the_device_work_that_remains(answers):
-    """For each kernel category present, the projected step holds at least the device work left without it;
-    removing launches leaves all the device work. The work left per step is measured from the raw events
+    """For each kernel category present, the projected step holds at least the device work left without it
+    (unless it projects no saving at all); removing launches leaves all the device work. The work left per step is measured from the raw events
     (tests/blame_reference.py's steps and device executions); only the name → category mapping is the
     product's kernels table."""
     category_of = {k["name"]: k["category"] for k in answers.of("kernels")["kernels"]}
@@ -360,8 +388,11 @@ def test_what_if_never_projects_below_the_device_work_that_remains(answers):
     for args in answers.what_ifs():
         removed = args[3] if args[2] == "--remove-category" else None
         remaining = busy_ms(lambda n, removed=removed: removed is None or category_of.get(n) != removed)
-        got = answers.document(*args)
-        if not got["projected"]["step_ms"] >= remaining - 1e-6:
+        got = answers.what_if(args)
+        # a what-if that saves nothing keeps the measured baseline: an inference call's headline ends with the
+        # host, the device work it queued may run on past it (tests/test_what_if.py holds the same rule)
+        floor = min(remaining, got["baseline"]["step_ms"])
+        if not got["projected"]["step_ms"] >= floor - 1e-6:
             failures.append(f"{' '.join(args[2:])}: {got['projected']['step_ms']!r} ms < {remaining!r} ms left")
     assert not failures, "; ".join(failures)
 
