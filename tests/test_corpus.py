@@ -371,9 +371,9 @@ def _union_ns(intervals) -> int:
 @ON_EVERY_TRACE
 def test_what_if_never_projects_below_the_device_work_that_remains(answers):
     """For each kernel category present, the projected step holds at least the device work left without it
-    (unless it projects no saving at all); removing launches leaves all the device work. The work left per step is measured from the raw events
-    (tests/blame_reference.py's steps and device executions); only the name → category mapping is the
-    product's kernels table."""
+    (unless it projects no saving at all); removing launches leaves all the device work. The work left per
+    step is measured from the raw events (tests/blame_reference.py's steps and device executions); only the
+    name → category mapping is the product's kernels table."""
     category_of = {k["name"]: k["category"] for k in answers.of("kernels")["kernels"]}
     windows, device = blame_reference.steps_and_device_work(answers.path)
 
