@@ -482,7 +482,8 @@ def test_measured_cpu_profile_report_renders(browser, tmp_path, cache):
 
 def test_summary_draws_terminal_charts_that_json_leaves_out(trace):
     path = str(trace("v100_resnet50_workers0"))
-    text = run_cli("summary", path, env={"COLUMNS": "120"})
+    # the phase bar and the category bars are behind --full (the first screen draws the blame's total only)
+    text = run_cli("summary", path, "--full", env={"COLUMNS": "120"})
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     step_bar = next(line for line in lines if line.startswith("step ▕"))
@@ -572,5 +573,9 @@ def test_summary_render_prints_trace_strings_literally(trace, capsys, monkeypatc
     s["top_kernels"][0]["name"] = "void k<float>[with T = float] [/x] [bold]"
     s["marks"]["odd"] = "[red]not a style[/red]"
     summary.show_summary(s)
+    out = capsys.readouterr().out
+    # the first screen names the top kernel shortened (its template arguments elided), brackets kept literal
+    assert "[/x] [bold]" in out and "[red]not a style[/red]" in out
+    summary.show_summary(s, full=True)  # the top kernels table, behind --full, names it whole
     out = capsys.readouterr().out
     assert "[with T = float] [/x] [bold]" in out and "[red]not a style[/red]" in out
