@@ -105,7 +105,9 @@ def _roof(roof_class: str, peak: float, bw: float, x_low: float, x_high: float, 
 
 def roofline_section(side: dict, width: int) -> str:
     """The report's roofline section: the chart and what it is of (empty without costed ops)."""
-    chart = roofline_chart(side.get("roofline") or [], width, on_cpu=is_cpu_profile(side["summary"]["profile"]))
+    # a side without its summary (a section drawn alone) is charted as a GPU's, as before a CPU had units
+    profile = (side.get("summary") or {}).get("profile") or {}
+    chart = roofline_chart(side.get("roofline") or [], width, on_cpu=is_cpu_profile(profile))
     if not chart:
         return ""
     return (
