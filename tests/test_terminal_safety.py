@@ -86,6 +86,7 @@ def reader_commands(h: dict, tmp) -> list[list]:
     t, evil = h["trace"], h["evil_name"]
     return [
         ["summary", t],
+        ["summary", t, "--full"],  # the top kernels table names the hostile kernel (the first screen: its top one)
         ["phases", t],
         ["kernels", t],
         ["ops", t],
