@@ -7,7 +7,8 @@ Each reader answers with exit 0 and one JSON document free of NaN/Infinity; `get
 events (tests/blame_reference.py); every table holds the device time of the headline, which is the reference's
 kernel time in the window; shares that partition a whole add up to 100 and no share leaves 0..100; no roofline
 row is above its roof without the reason in the row; what-if never projects a step below the device work that
-remains, by the reference. Each multi-rank job folder is imported as a job and read by `ranks`.
+remains, nor below the critical path (device and host) the reference bounds. Each multi-rank job folder is
+imported as a job and read by `ranks`.
 
 Each trace is analysed once per worker (tests/trace_analyses.py) and each reader runs once per trace, in
 process; the tests of one trace share those answers, so one trace's failures read as a row of invariants."""
@@ -394,6 +395,27 @@ def test_what_if_never_projects_below_the_device_work_that_remains(answers):
         floor = min(remaining, got["baseline"]["step_ms"])
         if not got["projected"]["step_ms"] >= floor - 1e-6:
             failures.append(f"{' '.join(args[2:])}: {got['projected']['step_ms']!r} ms < {remaining!r} ms left")
+    assert not failures, "; ".join(failures)
+
+
+@ON_EVERY_TRACE
+def test_what_if_never_projects_below_the_independent_critical_path(answers):
+    """Issue 50: for every kernel category present, the projected step is never below the larger of the device
+    work left and the host's recorded work that does not wait on the device, both computed from the raw events
+    in plain Python (tests/blame_reference.py critical_path_bounds) — unless no saving is projected at all (a
+    bound above the baseline: an inference call's headline ends with the host, the blame's step with the
+    device). Only the kernel-name → category vocabulary comes from the product: it says what a category removes."""
+    category_of = {k["name"]: k["category"] for k in answers.of("kernels")["kernels"]}
+    removals = [args for args in answers.what_ifs() if args[2] == "--remove-category"]
+    if not removals:
+        pytest.skip("no kernel category to remove")
+    bounds = blame_reference.critical_path_bounds(answers.path, category_of)
+    failures = []
+    for args in removals:
+        got, bound = answers.what_if(args), bounds[args[3]]
+        # 1 µs: the reference reads the trace's times as floats, the product to the ns
+        if not got["projected"]["step_ms"] >= min(bound, got["baseline"]["step_ms"]) - 1e-3:
+            failures.append(f"{' '.join(args[2:])}: {got['projected']['step_ms']!r} ms < bound {bound!r} ms")
     assert not failures, "; ".join(failures)
 
 
