@@ -181,7 +181,7 @@ def _next_step(m: dict, top: dict, step_ms, holders: dict, unit: str = "step") -
         f"{cause['cause']} {_f(cause['share_pct'])}% of the profiled {unit} ({_ms(cause['share_pct'], step_ms)} ms)"
     )
     if held and held.get("name"):
-        trigger += f", most of it in `{held['name']}` ({held['ms_per_step']:.2f} ms per {unit})"
+        trigger += f", {_most(held)} `{held['name']}` ({held['ms_per_step']:.2f} ms per {unit})"
     return f"{top['advice']} — because {trigger}", None
 
 
@@ -200,9 +200,15 @@ def _held_by(holder: dict | None, unit: str = "step") -> str:
     if not holder or not holder.get("name"):
         return ""
     return (
-        f"; most of it in `{holder['name']}`, {holder['ms_per_step']:.2f} ms per {unit} "
+        f"; {_most(holder)} `{holder['name']}`, {holder['ms_per_step']:.2f} ms per {unit} "
         f"({_f(holder['of_cause_pct'])}% of the cause)"
     )
+
+
+def _most(holder: dict) -> str:
+    """ "most of it in" only where the holder has more than half of the cause: else it is the largest part."""
+    share = holder.get("of_cause_pct")
+    return "most of it in" if share is not None and share > 50 else "the largest part in"
 
 
 def _ms(share: float, step_ms) -> str:
