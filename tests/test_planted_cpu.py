@@ -5,13 +5,23 @@ machine can make the rest of a step outgrow it); where it does not, the case is 
 
 - thousands of ops on 4-element tensors: pure dispatch → cpu-overhead, with the op count and µs per op;
 - a Python busy loop in one recorded frame (with_stack), no op inside → host-cpu, naming the frame;
-- large convolutions → cpu-compute, with how near the measured roof they ran (or that no roof was measured).
+- large convolutions → cpu-compute, with how near the measured roof they ran (or that no roof was measured);
+- a DataLoader (num_workers=0) whose `__getitem__` spends the step in Python, with and without with_stack →
+  dataloader, naming the loader's range and advising workers;
+- a Python loop in the step recorded without with_stack, and an unrecorded wait (time.sleep): the host time no
+  event covers → idle-window, its reason naming the unrecorded time (unexplained_idle) rather than a cause it
+  cannot see;
+- a two-process gloo job, one rank sleeping before each step's gradient all_reduce, imported as a job → the
+  straggler named (the late rank) by the job verdict and by `ranks`.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +153,118 @@ def test_large_convolutions_are_cpu_compute(tmp_path):
     assert "cpu_gemm_conv" in verdict["reason"]
     # a foreign trace has no measured roof: the reason says so rather than inventing one
     assert "gemm_conv_peak_pct" in verdict["reason"]
+
+
+def _uncovered_share(steps, events) -> float:
+    """The share of the steps' wall time no recorded event covers (on any thread; the profiler's own whole-window
+    span aside), %."""
+    recorded = [(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") != "Trace"]
+    return 100.0 - _covered_share(steps, recorded)
+
+
+@pytest.mark.parametrize("with_stack", [False, True], ids=["plain", "with_stack"])
+def test_dataloader_doing_python_in_getitem_is_dataloader(tmp_path, with_stack):
+    class SlowDataset(torch.utils.data.Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, index):
+            _busy_python(0.01)  # decoding/augmenting in Python, in the training process (num_workers=0)
+            return torch.ones(16)
+
+    batches = iter(torch.utils.data.DataLoader(SlowDataset(), batch_size=4, num_workers=0))
+    weight = torch.ones(16, 8)
+
+    def body():
+        (next(batches) @ weight).sum()
+
+    trace = _record(tmp_path / "dataloader.json", body, with_stack=with_stack)
+    steps, events = _events(trace)
+    loads = [e for e in events if e["name"].startswith("enumerate(DataLoader)#")]
+    assert len(loads) == len(steps) == STEPS
+    _require_dominates(_covered_share(steps, [(e["ts"], e["ts"] + e["dur"]) for e in loads]), "DataLoader")
+
+    verdict = profile_from_trace(trace)["verdict"]
+    assert verdict["bound"] == "dataloader", verdict["reason"]
+    assert "dataload" in verdict["reason"]
+    # the advice names the loader's range and the fix: workers, out of the training process
+    assert "enumerate(DataLoader)" in verdict["next_step"] and "num_workers" in verdict["next_step"]
+
+
+def _check_unrecorded(trace: Path, planted: str) -> dict:
+    """The steps' time no event covers must dominate; the verdict names that time as unrecorded, not as a cause
+    the trace does not show."""
+    steps, events = _events(trace)
+    assert not [e for e in events if e.get("cat") == "python_function"]  # nothing records the planted host time
+    _require_dominates(_uncovered_share(steps, events), planted)
+
+    verdict = profile_from_trace(trace)["verdict"]
+    assert verdict["bound"] == "idle-window", verdict["reason"]
+    assert "unexplained_idle" in verdict["reason"] and "nothing at all recorded" in verdict["reason"]
+    share = float(verdict["reason"].split("unexplained_idle ", 1)[1].split("%", 1)[0])
+    assert share >= 60, verdict["reason"]
+    return verdict
+
+
+def test_python_loop_without_with_stack_is_named_unrecorded(tmp_path):
+    x = torch.ones(64)
+
+    def body():
+        _busy_python(0.05)  # the same loop as the with_stack case: without frames, nothing records it
+        x.add_(1)
+
+    _check_unrecorded(_record(tmp_path / "python_no_stack.json", body), "unrecorded Python loop")
+
+
+def test_an_unrecorded_wait_is_named_unrecorded(tmp_path):
+    x = torch.ones(64)
+
+    def body():
+        time.sleep(0.05)  # a wait nothing records (I/O, a lock, a sleep)
+        x.add_(1)
+
+    _check_unrecorded(_record(tmp_path / "sleep.json", body), "unrecorded wait")
+
+
+def _free_port() -> str:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def test_gloo_job_with_one_slow_rank_names_the_straggler(tmp_path):
+    from conftest import cli_json
+
+    # two real processes (gloo on 127.0.0.1) train DDP for 3 profiled steps; rank 1 sleeps 40 ms before each
+    # step, so rank 0 waits for it in every gradient all_reduce (tests/ddp_gloo_job.py)
+    late_ms = 40
+    script = Path(__file__).with_name("ddp_gloo_job.py")
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "ranks"), "1", str(late_ms), _free_port()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+
+    # from the raw events: rank 1's sleep is uncovered time in its steps, and rank 0 spends it in the all_reduce
+    raw = {}
+    for rank in (0, 1):
+        steps, events = _events(tmp_path / "ranks" / f"rank{rank}.json")
+        reduces = [e for e in events if "all_reduce" in e["name"] or "allreduce" in e["name"]]
+        raw[rank] = steps, events, reduces
+    slept = _uncovered_share(raw[1][0], raw[1][1])
+    waited = _covered_share(raw[0][0], [(e["ts"], e["ts"] + e["dur"]) for e in raw[0][2]])
+    if slept < 50 or waited < 50:
+        pytest.skip(f"the planted lateness holds rank 1 {slept:.0f}%, rank 0's all_reduce {waited:.0f}% (loaded?)")
+
+    out = cli_json("import", "--job", str(tmp_path / "ranks"), "--project", str(tmp_path / "p"))
+    doc = json.loads((Path(out["directory"]) / "profile.json").read_text())
+    assert doc["verdict"]["bound"] == "straggler", doc["verdict"]["reason"]
+    assert doc["job"]["straggler"]["rank"] == 1
+    assert "rank 1" in doc["verdict"]["reason"]
+    ranks = cli_json("ranks", out["directory"])
+    assert ranks["straggler"]["rank"] == 1
+    assert [r["rank"] for r in ranks["ranks"] if r["straggler"]] == [1]
