@@ -103,7 +103,7 @@ def parse_args():
         "--threads",
         type=int,
         default=1,
-        help="OMP/MKL threads of each measurement (default 1, as the README advises on a shared CPU)",
+        help="OMP/MKL threads of each measurement (default 1, as docs/design/gate.md advises on a shared CPU)",
     )
     parser.add_argument("--budget-s", type=float, default=None, help="stop starting new pairs after this many seconds")
     parser.add_argument("--workdir", type=Path, default=None, help="where profiles go (default: a temporary dir)")
