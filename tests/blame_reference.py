@@ -343,7 +343,7 @@ def _windows(events: list[dict]) -> dict[int, tuple[int, int]]:
 
     ends, window, by_device = _measured_window(steps, device, step_of, launch_ts)
     # the device kept up unless, on its busiest device, the kernels inside the window cover the host's span
-    device_bound = max((_union_ns(v) for v in by_device.values()), default=0) >= steps[-1][1] - steps[0][0]
+    device_bound = max((union_ns(v) for v in by_device.values()), default=0) >= steps[-1][1] - steps[0][0]
     windows = {}
     for n, (start, host_end) in enumerate(steps, 1):
         work_end = ends[n]
@@ -513,7 +513,7 @@ def window_kernel_ns(path: Path, kinds=("kernel",)) -> dict[str, int]:
     return {dev: sum(e - s for s, e in spans) for dev, spans in by_device.items()}
 
 
-def _union_ns(intervals: list[tuple[int, int]]) -> int:
+def union_ns(intervals: list[tuple[int, int]]) -> int:
     total, reached = 0, None
     for s, e in sorted(intervals):
         if reached is None or s > reached:
@@ -660,7 +660,7 @@ def critical_path_bounds(path: Path, category_of: dict) -> dict[str, float]:
             return [(max(s, start), min(e, end)) for s, e in spans if s < end and e > start]
 
         # each thread's time less its waits, then the union over the threads, then the removed launch calls
-        worked = _union_ns([span for t, spans in host.items() for span in _without(clip(spans), clip(waits[t]))])
+        worked = union_ns([span for t, spans in host.items() for span in _without(clip(spans), clip(waits[t]))])
         in_step = defaultdict(list)  # (device, category) → the step's device work
         for d in device:
             if d["ts"] < end and d["ts"] + d["dur"] > start:
@@ -671,5 +671,5 @@ def critical_path_bounds(path: Path, category_of: dict) -> dict[str, float]:
             for (on, category), spans in in_step.items():
                 if category != c:
                     left[on] += spans
-            device_ns[c] += max((_union_ns(clip(spans)) for spans in left.values()), default=0)
+            device_ns[c] += max((union_ns(clip(spans)) for spans in left.values()), default=0)
     return {c: max(host_ns[c], device_ns[c]) / 1e6 / len(steps) for c in categories}

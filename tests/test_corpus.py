@@ -359,16 +359,6 @@ def test_no_roofline_row_is_above_its_roof_without_the_reason_in_the_row(answers
     )
 
 
-def _union_ns(intervals) -> int:
-    total, reached = 0, None
-    for s, e in sorted(intervals):
-        if reached is None or s > reached:
-            total, reached = total + (e - s), e
-        elif e > reached:
-            total, reached = total + (e - reached), e
-    return total
-
-
 @ON_EVERY_TRACE
 def test_what_if_never_projects_below_the_device_work_that_remains(answers):
     """For each kernel category present, the projected step holds at least the device work left without it
@@ -380,7 +370,7 @@ def test_what_if_never_projects_below_the_device_work_that_remains(answers):
 
     def busy_ms(keep) -> float:
         ns = sum(
-            _union_ns([(max(s, ws), min(e, we)) for s, e, n in device if keep(n) and s < we and e > ws])
+            blame_reference.union_ns([(max(s, ws), min(e, we)) for s, e, n in device if keep(n) and s < we and e > ws])
             for ws, we in windows
         )
         return ns / 1e6 / len(windows)

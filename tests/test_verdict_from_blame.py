@@ -162,9 +162,9 @@ def test_alexnet_without_profiler_steps_is_a_cold_start(trace):
 
 
 def test_summary_draws_the_blame_per_step_and_in_total_beside_the_verdict(trace):
-    """issue 12 item 5 (behind --full since the first screen holds only the total): one stacked bar per step and one for all steps, the verdict beside the total; the
-    JSON carries the same numbers: each step's causes add up to its wall time, the total share of each
-    cause is its blame_<cause>_pct metric."""
+    """issue 12 item 5 (behind --full: the first screen holds only the total): one stacked bar per step and one
+    for all steps, the verdict beside the total; the JSON carries the same numbers: each step's causes add up
+    to its wall time, the total share of each cause is its blame_<cause>_pct metric."""
     path = trace("a100_cutlass_adam_rank0")
     document = cli_json("summary", str(path))
     steps = document["blame"]["steps"]
