@@ -48,7 +48,15 @@ SELECT * FROM (VALUES
      CASE WHEN verdict_metric('gemm_conv_peak_pct') IS NOT NULL
           THEN 'convolutions and GEMMs ran at ' || verdict_number(verdict_metric('gemm_conv_peak_pct'), 1)
                || '% of the measured roof (gemm_conv_peak_pct)'
-          ELSE 'no measured roof to hold the convolutions and GEMMs against (gemm_conv_peak_pct is null)' END)
+          ELSE 'no measured roof to hold the convolutions and GEMMs against (gemm_conv_peak_pct is null)' END),
+    -- unrecorded: the time lies inside the profiled steps, where the host did something no event records; the
+    -- trace cannot say what, only whether Python frames were recorded to show it
+    ('idle-window',
+     'the time lies inside the profiled steps, between recorded events: host work no event records (Python run '
+     || CASE WHEN coalesce(verdict_metric('blame_python_pct'), 0) = 0
+             THEN 'without with_stack: the trace holds no Python frames, '
+             ELSE 'outside the recorded frames, ' END
+     || 'a sleep, I/O or a lock wait), or the profiler''s own start or stop')
 ) AS v(verdict, sentence);
 
 -- verdict_blame_ranked: the verdicts the causes support, in the order the rule ranks them.

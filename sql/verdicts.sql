@@ -47,8 +47,10 @@ INSERT INTO verdicts VALUES
      FALSE, NULL, 'postprocess_pct', 2, FALSE, FALSE),
     ('cold-start', 'warm up first (more --warmup iterations, so modules load and the allocator caches before the '
      || 'window), then profile more steps: a cold start is not the steady state', FALSE, NULL, NULL, NULL, FALSE, FALSE),
-    ('idle-window', 'profile more steps of steady-state work (more --warmup, a window around the real work): most '
-     || 'of this window records nothing on the device or the host', FALSE, NULL, NULL, NULL, FALSE, FALSE),
+    ('idle-window', 'record what the host did in the time nothing records (with_stack=True for its Python frames, '
+     || 'record_function ranges around I/O, waits and locks); where that time lies at the window''s edges, profile '
+     || 'more steps of steady-state work (more --warmup, a window around the real work)',
+     FALSE, NULL, NULL, NULL, FALSE, FALSE),
     ('cpu-compute', 'use a smaller model or --imgsz, more threads, or a GPU', FALSE, 'cpu-ops', NULL, NULL, FALSE, FALSE),
     ('cpu-overhead', 'batch more work per op (larger --batch), torch.compile, or fewer small ops',
      FALSE, 'cpu-ops', NULL, NULL, FALSE, FALSE),

@@ -203,6 +203,12 @@ def _check_unrecorded(trace: Path, planted: str) -> dict:
     assert "unexplained_idle" in verdict["reason"] and "nothing at all recorded" in verdict["reason"]
     share = float(verdict["reason"].split("unexplained_idle ", 1)[1].split("%", 1)[0])
     assert share >= 60, verdict["reason"]
+    # it says where the time is (inside the steps, host work nothing records: no Python frames were recorded) and
+    # how to see it, rather than sending the user to profile more steps of a window that is already steady
+    assert "inside the profiled steps" in verdict["reason"], verdict["reason"]
+    assert "the trace holds no Python frames" in verdict["reason"], verdict["reason"]
+    assert verdict["next_step"].startswith("record what the host did"), verdict["next_step"]
+    assert "with_stack=True" in verdict["next_step"], verdict["next_step"]
     return verdict
 
 
