@@ -240,15 +240,17 @@ def _free_port() -> str:
         return str(s.getsockname()[1])
 
 
-def test_gloo_job_with_one_slow_rank_names_the_straggler(tmp_path):
+@pytest.fixture(scope="module")
+def gloo_job(tmp_path_factory):
+    """A real two-process gloo job imported as one: (the job's profile document, its directory). Two processes
+    (gloo on 127.0.0.1) train DDP for 3 profiled steps; rank 1 sleeps 40 ms (recorded by nothing) before each
+    step, so rank 0 waits for it in every gradient all_reduce (tests/ddp_gloo_job.py)."""
     from conftest import cli_json
 
-    # two real processes (gloo on 127.0.0.1) train DDP for 3 profiled steps; rank 1 sleeps 40 ms before each
-    # step, so rank 0 waits for it in every gradient all_reduce (tests/ddp_gloo_job.py)
-    late_ms = 40
+    tmp_path = tmp_path_factory.mktemp("gloo_job")
     script = Path(__file__).with_name("ddp_gloo_job.py")
     run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "ranks"), "1", str(late_ms), _free_port()],
+        [sys.executable, str(script), str(tmp_path / "ranks"), "1", "40", _free_port()],
         capture_output=True,
         text=True,
         timeout=300,
@@ -267,10 +269,31 @@ def test_gloo_job_with_one_slow_rank_names_the_straggler(tmp_path):
         pytest.skip(f"the planted lateness holds rank 1 {slept:.0f}%, rank 0's all_reduce {waited:.0f}% (loaded?)")
 
     out = cli_json("import", "--job", str(tmp_path / "ranks"), "--project", str(tmp_path / "p"))
-    doc = json.loads((Path(out["directory"]) / "profile.json").read_text())
+    return json.loads((Path(out["directory"]) / "profile.json").read_text()), out["directory"]
+
+
+def test_gloo_job_with_one_slow_rank_names_the_straggler(gloo_job):
+    from conftest import cli_json
+
+    doc, directory = gloo_job
     assert doc["verdict"]["bound"] == "straggler", doc["verdict"]["reason"]
     assert doc["job"]["straggler"]["rank"] == 1
-    assert "rank 1" in doc["verdict"]["reason"]
-    ranks = cli_json("ranks", out["directory"])
+    assert doc["verdict"]["reason"].startswith("rank 1 is the straggler"), doc["verdict"]["reason"]
+    ranks = cli_json("ranks", directory)
     assert ranks["straggler"]["rank"] == 1
     assert [r["rank"] for r in ranks["ranks"] if r["straggler"]] == [1]
+    # the late rank's own time is the unrecorded sleep (its own verdict names it), the waiting rank's the collective
+    own = {r["rank"]: r["verdict"] for r in ranks["ranks"]}
+    assert own == {0: "communication", 1: "idle-window"}, own
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="product bug: sql/job_ranks.sql job_straggler.arises_in calls every lateness that is not before the step, "
+    "dataloading or a sync 'in compute', so an unrecorded wait on the late rank (its own verdict idle-window) is "
+    "advised as uneven compute ('balance the work across ranks'); it has no 'unrecorded' split",
+)
+def test_gloo_straggler_lateness_from_an_unrecorded_wait_is_not_called_compute(gloo_job):
+    doc, _ = gloo_job
+    assert doc["verdict"]["evidence"]["arises_in"] != "in compute", doc["verdict"]["reason"]
+    assert "balance the work" not in doc["verdict"]["next_step"], doc["verdict"]["next_step"]
