@@ -13,9 +13,9 @@
 -- collective_rules.straggler_wait_pct of the others' collective time. Where its lateness arises is read at
 -- the collective the others waited for it longest: its lateness there over the others' median arrival is
 -- split into `before the step` (it entered the step late: that much is there already at the step's start),
--- its excess over the others' median dataload and sync time (blame, over the whole step), and the rest, its
--- own compute up to the collective; the largest part names it (arises_in: before the step | in dataloading |
--- in a sync | in compute).
+-- its excess over the others' median dataload, sync and unrecorded time (blame, over the whole step), and the
+-- rest, its own compute up to the collective; the largest part names it (arises_in: before the step | in
+-- dataloading | in a sync | in unrecorded host time | in compute).
 
 -- the first start of each rank's step on the job's clock
 CREATE OR REPLACE TEMP TABLE job_step_starts AS
@@ -36,6 +36,8 @@ blame AS (
            coalesce(sum(ns) FILTER (WHERE cause IN ('communication', 'cpu_communication')), 0) AS exposed_ns,
            coalesce(sum(ns) FILTER (WHERE cause = 'dataload'), 0) AS dataload_ns,
            coalesce(sum(ns) FILTER (WHERE cause = 'sync_bubble'), 0) AS sync_ns,
+           -- nothing recorded on any thread or the device (a sleep, I/O, a lock, Python without with_stack)
+           coalesce(sum(ns) FILTER (WHERE cause = 'unexplained_idle'), 0) AS unrecorded_ns,
            sum(ns) AS wall_ns
     FROM job_blame GROUP BY rank
 ),
@@ -71,6 +73,7 @@ SELECT p.rank, p.steps, p.step_ms,
        c.transfer_ns / p.steps / 1e6 AS transfer_ms,
        b.dataload_ns / p.steps / 1e6 AS dataload_ms,
        b.sync_ns / p.steps / 1e6 AS sync_ms,
+       b.unrecorded_ns / p.steps / 1e6 AS unrecorded_ms,
        e.entered_ns / 1e6 AS entered_ms,
        CASE WHEN c.matched > 0 THEN coalesce(l.last_arrivals, 0) END AS last_arrivals,
        CASE WHEN c.matched > 0 THEN coalesce(l.waited_on_ns, 0) / p.steps / 1e6 END AS waited_on_ms,
@@ -113,7 +116,7 @@ held_longest AS (
     SELECT * FROM late_calls ORDER BY held_ns DESC, start_ns LIMIT 1
 ),
 others AS (
-    SELECT median(dataload_ms) AS dataload_ms, median(sync_ms) AS sync_ms
+    SELECT median(dataload_ms) AS dataload_ms, median(sync_ms) AS sync_ms, median(unrecorded_ms) AS unrecorded_ms
     FROM job_rank_rows WHERE rank <> (SELECT rank FROM candidate)
 ),
 split AS (
@@ -125,16 +128,19 @@ split AS (
            least(greatest((SELECT entry_ns FROM held_longest), 0), (SELECT lateness_ns FROM held_longest)) / 1e6
                AS before_step_ms,
            greatest(c.dataload_ms - o.dataload_ms, 0) AS dataload_excess_ms,
-           greatest(c.sync_ms - o.sync_ms, 0) AS sync_excess_ms
+           greatest(c.sync_ms - o.sync_ms, 0) AS sync_excess_ms,
+           greatest(c.unrecorded_ms - o.unrecorded_ms, 0) AS unrecorded_excess_ms
     FROM candidate c, others o
 )
 SELECT *,
-       greatest(lateness_ms - before_step_ms - dataload_excess_ms - sync_excess_ms, 0) AS compute_excess_ms,
-       CASE greatest(before_step_ms, dataload_excess_ms, sync_excess_ms,
-                     lateness_ms - before_step_ms - dataload_excess_ms - sync_excess_ms)
+       greatest(lateness_ms - before_step_ms - dataload_excess_ms - sync_excess_ms - unrecorded_excess_ms, 0)
+           AS compute_excess_ms,
+       CASE greatest(before_step_ms, dataload_excess_ms, sync_excess_ms, unrecorded_excess_ms,
+                     lateness_ms - before_step_ms - dataload_excess_ms - sync_excess_ms - unrecorded_excess_ms)
            WHEN before_step_ms THEN 'before the step'
            WHEN dataload_excess_ms THEN 'in dataloading'
            WHEN sync_excess_ms THEN 'in a sync'
+           WHEN unrecorded_excess_ms THEN 'in unrecorded host time'
            ELSE 'in compute'
        END AS arises_in
 FROM split;

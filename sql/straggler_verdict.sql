@@ -21,6 +21,10 @@ INSERT INTO straggler_advice VALUES
     ('in a sync',
      'remove the host sync rank {rank} makes before the collective (.item(), .cpu(), torch.cuda.synchronize, '
      || 'a blocking copy): it holds every other rank in its collectives'),
+    ('in unrecorded host time',
+     'record what rank {rank} does that the trace does not show (with_stack=True for Python, record_function '
+     || 'ranges around I/O, waits and locks): before its collectives it spends time no op, call or frame '
+     || 'records (a sleep, I/O, a lock, Python), and the others wait for it; then remove or balance that work'),
     ('in compute',
      'balance the work across ranks: rank {rank}''s share (uneven batch or sequence lengths, embedding tables '
      || 'or model shards) takes longer to compute than the others''');

@@ -14,8 +14,10 @@ def job_verdict(own: dict, metrics_rank: int, world: int, straggler: dict | None
             + own["reason"],
         }
     rank = straggler["rank"]
-    earliest = min(ranks, key=lambda r: (r["entered_ms"] if r["entered_ms"] is not None else 0, r["rank"]))
     late = next(r for r in ranks if r["rank"] == rank)
+    # when it entered against the first of the OTHER ranks (the straggler itself may have entered first)
+    others = [r for r in ranks if r["rank"] != rank and r["entered_ms"] is not None]
+    earliest = min(others, key=lambda r: (r["entered_ms"], r["rank"])) if others else None
     where = straggler["arises_in"]
     reason = (
         f"rank {rank} is the straggler: the other ranks spent {straggler['waited_on_pct']:.0f}% of their time "
@@ -23,7 +25,7 @@ def job_verdict(own: dict, metrics_rank: int, world: int, straggler: dict | None
         f"last at {straggler['last_arrivals']} of {straggler['matched_collectives']} matched collectives, "
         f"and at {straggler['held_longest_at']}, where they waited longest, {straggler['lateness_ms']:.2f} ms after "
         f"the others' median arrival. Its lateness arises {where}: "
-        f"{_breakdown(straggler)}; it entered the step {late['entered_ms']:.2f} ms after rank {earliest['rank']}"
+        f"{_breakdown(straggler)}{_entered(late, earliest)}"
     )
     return {
         "bound": straggler["straggler_verdict"],
@@ -41,6 +43,7 @@ def job_verdict(own: dict, metrics_rank: int, world: int, straggler: dict | None
             "before_step_ms": straggler["before_step_ms"],
             "dataload_excess_ms": straggler["dataload_excess_ms"],
             "sync_excess_ms": straggler["sync_excess_ms"],
+            "unrecorded_excess_ms": straggler["unrecorded_excess_ms"],
             "compute_excess_ms": straggler["compute_excess_ms"],
             "slowest_rank_verdict": own["bound"],
         },
@@ -52,7 +55,16 @@ def _breakdown(s: dict) -> str:
         ("before the step", s["before_step_ms"]),
         ("more dataloading", s["dataload_excess_ms"]),
         ("more sync", s["sync_excess_ms"]),
+        ("more unrecorded host time (nothing recorded on any thread or the device)", s["unrecorded_excess_ms"]),
         ("more time in its own step up to the collective (compute, host work or idle)", s["compute_excess_ms"]),
     ]
     said = [f"{ms:.2f} ms {what}" for what, ms in parts if ms is not None and ms >= 0.005]
     return (", ".join(said) or "no part of it stands out") + " (against the others' median)"
+
+
+def _entered(late: dict, earliest: dict | None) -> str:
+    if earliest is None or late["entered_ms"] is None:
+        return ""
+    gap = late["entered_ms"] - earliest["entered_ms"]
+    when = f"{gap:.2f} ms after" if gap >= 0 else f"{-gap:.2f} ms before"
+    return f"; it entered the step {when} rank {earliest['rank']}, the first of the others"
