@@ -133,7 +133,7 @@ def targets(traces: Path, names: list[str]) -> dict[str, tuple[Path, Path | None
 
 
 def main() -> int:
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(HERE), str(HERE.parent)]  # conftest imports its sibling modules as `tests.…`
     from conftest import TRACES, run_cli_in_process
 
     recorded = {
