@@ -170,6 +170,8 @@ def test_two_measurements_into_one_project(workspace):
 # DuckDB's analysis, the publish, the output) a sizeable part of that
 SIGNALLED_TRACE = "h100_vit_image_classifier.json.gz"
 EXPECTED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
+# 20 tries a command (issue 54), spread over the command's run from 15% of it on, SIGINT and SIGTERM in turn
+TRY_AT = tuple(0.15 + 0.8 * i / 19 for i in range(20))
 
 
 def _uncached(command: str, trace: Path, base: Path) -> tuple[list[str], dict, Path]:
@@ -214,7 +216,7 @@ def test_a_signal_anywhere_in_an_uncached_command_exits_130_or_143(command, tmp_
     assert whole.returncode == 0, whole.stderr
     # the start-up before our code runs (the interpreter's own imports) is Python's, not ours: from 15% on
     stopped = 0
-    for i, fraction in enumerate((0.15, 0.35, 0.55, 0.75, 0.9)):
+    for i, fraction in enumerate(TRY_AT):
         sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
         args, env, project = _uncached(command, trace, tmp_path / f"try{i}")
         code, out, err = _signalled(args, env, sig, took * fraction)
@@ -229,4 +231,5 @@ def test_a_signal_anywhere_in_an_uncached_command_exits_130_or_143(command, tmp_
         assert code == exit_code and err.strip().splitlines()[-1].startswith(f"libreyolo-profile: {word}"), case
         if "error" in document:
             assert document == {"error": word, "exit_code": exit_code}, case
-    assert stopped >= 3, "the signals came too late to test anything: the command got faster"
+    # the first run (which times the command) is the coldest: later ones often finish before the late signals
+    assert stopped >= len(TRY_AT) // 4, "the signals came too late to test anything: the command got faster"
