@@ -271,10 +271,8 @@ def test_mutations_answer_and_count_what_they_changed(trace, clean_answers, tmp_
             assert _comparable(answer) == pytest.approx(_comparable(clean), rel=1e-9, nan_ok=True), name
 
 
-def test_a_broken_step_is_not_called_empty(clean_answers, tmp_path):
-    """A ProfilerStep with a negative duration reads as 0 long and is dropped: the trace_damaged mark counts
-    it, and the empty_steps mark, which says nothing ran inside, does not (the trace disproves that). The
-    broken step is added after the trace's end, where a step of any length would be empty."""
+def _a_trace_with_profiler_steps(clean_answers) -> object:
+    """One of the small traces whose window comes from ProfilerStep ranges."""
     trace = next(
         (
             t
@@ -284,6 +282,14 @@ def test_a_broken_step_is_not_called_empty(clean_answers, tmp_path):
         None,
     )
     assert trace is not None, "no small trace with ProfilerStep ranges"
+    return trace
+
+
+def test_a_broken_step_is_not_called_empty(clean_answers, tmp_path):
+    """A ProfilerStep with a negative duration reads as 0 long and is dropped: the trace_damaged mark counts
+    it, and the empty_steps mark, which says nothing ran inside, does not (the trace disproves that). The
+    broken step is added after the trace's end, where a step of any length would be empty."""
+    trace = _a_trace_with_profiler_steps(clean_answers)
     doc = _load(trace)
     events = _events(doc)
     step = next(e for e in events if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X")
@@ -302,15 +308,7 @@ def test_a_broken_step_is_not_called_empty(clean_answers, tmp_path):
 def test_unusable_steps_are_not_said_to_be_absent(clean_answers, tmp_path):
     """ProfilerStep ranges whose timestamp or duration cannot be read are no steps, but the window's source
     (and the window_fallback mark) must not claim the trace has none, nor empty_steps that nothing ran in them."""
-    trace = next(
-        (
-            t
-            for t, (code, doc) in clean_answers.items()
-            if code == 0 and doc["window"]["source"].startswith("ProfilerStep")
-        ),
-        None,
-    )
-    assert trace is not None, "no small trace with ProfilerStep ranges"
+    trace = _a_trace_with_profiler_steps(clean_answers)
     doc = _load(trace)
     steps = [e for e in _events(doc) if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"]
     steps[0]["ts"] = "not a time"
