@@ -6,18 +6,34 @@ gradient all_reduce."""
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
 import time
-
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-from torch.profiler import ProfilerActivity, profile, schedule
+from pathlib import Path
 
 STEPS = 3
 
 
+def run_job(out: Path, late_rank: int, late_ms: float) -> None:
+    """Run this script in a process of its own (torch stays out of the caller) on a free loopback port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    run = subprocess.run(
+        [sys.executable, __file__, str(out), str(late_rank), str(late_ms), port],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
 def worker(rank: int, world: int, out: str, late_rank: int, late_ms: float, port: str) -> None:
+    import torch
+    import torch.distributed as dist
+    from torch.profiler import ProfilerActivity, profile, schedule
+
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -49,6 +65,8 @@ def worker(rank: int, world: int, out: str, late_rank: int, late_ms: float, port
 
 
 if __name__ == "__main__":
+    import torch.multiprocessing as mp
+
     out, late_rank, late_ms, port = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
     os.makedirs(out, exist_ok=True)
     mp.spawn(worker, args=(2, out, late_rank, late_ms, port), nprocs=2)

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import cli_json, require_traces, run_cli
+from ddp_gloo_job import run_job
 from synthetic_traces import annotation, kernel, runtime, write_trace
 
 GEMM = "ampere_sgemm_128x64_nn"
@@ -314,28 +315,10 @@ def test_steps_match_by_their_profiler_step_number(tmp_path):
     assert calls[(0, 5)]["matched_ranks"] == 1 and calls[(0, 5)]["wait_ms"] is None  # no peer recorded it
 
 
-def _free_port() -> str:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
-
-
 def test_a_real_two_process_gloo_job(tmp_path):
     # two real torch.distributed processes (gloo on the CPU) train DDP for 3 profiled steps; rank 1 sleeps
     # 30 ms before each, so rank 0 waits for it in every gradient all_reduce (tests/ddp_gloo_job.py)
-    import subprocess
-    import sys
-
-    script = Path(__file__).with_name("ddp_gloo_job.py")
-    run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "ranks"), "1", "30", _free_port()],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
+    run_job(tmp_path / "ranks", late_rank=1, late_ms=30)
     out = cli_json("import", "--job", str(tmp_path / "ranks"), "--project", str(tmp_path / "p"))
     profile = Path(out["directory"])
     ranks = {r["rank"]: r for r in table(profile, "ranks")}

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -234,30 +232,16 @@ def test_an_unrecorded_wait_is_named_unrecorded(tmp_path):
     _check_unrecorded(_record(tmp_path / "sleep.json", body), "unrecorded wait")
 
 
-def _free_port() -> str:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def gloo_job(tmp_path_factory):
     """A real two-process gloo job imported as one: (the job's profile document, its directory). Two processes
     (gloo on 127.0.0.1) train DDP for 3 profiled steps; rank 1 sleeps 40 ms (recorded by nothing) before each
     step, so rank 0 waits for it in every gradient all_reduce (tests/ddp_gloo_job.py)."""
     from conftest import cli_json
+    from ddp_gloo_job import run_job
 
     tmp_path = tmp_path_factory.mktemp("gloo_job")
-    script = Path(__file__).with_name("ddp_gloo_job.py")
-    run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "ranks"), "1", "40", _free_port()],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
+    run_job(tmp_path / "ranks", late_rank=1, late_ms=40)
 
     # from the raw events: rank 1's sleep is uncovered time in its steps, and rank 0 spends it in the all_reduce
     raw = {}
