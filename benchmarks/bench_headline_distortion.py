@@ -61,9 +61,7 @@ def bench_infer(imgsz: int, rounds: int, calls: int, warmup: int) -> list[float]
     wrapper.model.eval()
     image = Image.open(libreyolo.SAMPLE_IMAGE).convert("RGB")
     opts = InferOptions(imgsz=imgsz, runs=calls, warmup=warmup, device="cpu")  # the CLI's defaults otherwise
-    call = over_plan(
-        InferCall(wrapper, device, imgsz, 0.25, 0.45, 300, None, opts.module_depth), batch_plan([image], 1, calls)
-    )
+    call = over_plan(InferCall(wrapper, device, imgsz, opts, None), batch_plan([image], 1, calls))
     TrialRunner(device).warmup(call, warmup)
 
     def headline(tmp: Path) -> float:

@@ -52,6 +52,7 @@ def bench_infer(imgsz: int, rounds: int, calls: int, device_name: str) -> dict:
 
     from libreyolo_profile.measure import common, profiler
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
+    from libreyolo_profile.measure.options import InferOptions
     from libreyolo_profile.measure.trials import TrialRunner
 
     common.quiet_libreyolo_logging()
@@ -60,7 +61,7 @@ def bench_infer(imgsz: int, rounds: int, calls: int, device_name: str) -> dict:
     w = libreyolo.LibreYOLO9(None, size="t", device=device_name)
     w.model.eval()
     img = Image.open(libreyolo.SAMPLE_IMAGE).convert("RGB")
-    call = over_plan(InferCall(w, device, imgsz, 0.25, 0.45, 300, None), batch_plan([img], 1, calls))
+    call = over_plan(InferCall(w, device, imgsz, InferOptions(module_depth=0), None), batch_plan([img], 1, calls))
     runner = TrialRunner(device)
     runner.warmup(call, 5)
     events = []

@@ -75,6 +75,7 @@ def bench_infer(imgsz: int, rounds: int, calls: int) -> dict:
     from libreyolo_profile.measure import common, profiler
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
     from libreyolo_profile.measure.modules import ModuleRanges
+    from libreyolo_profile.measure.options import InferOptions
     from libreyolo_profile.measure.trials import TrialRunner
 
     common.quiet_libreyolo_logging()
@@ -83,7 +84,7 @@ def bench_infer(imgsz: int, rounds: int, calls: int) -> dict:
     w = libreyolo.LibreYOLO9(None, size="t", device="cpu")
     w.model.eval()
     img = Image.open(libreyolo.SAMPLE_IMAGE).convert("RGB")
-    infer_call = InferCall(w, device, imgsz, 0.25, 0.45, 300, None)
+    infer_call = InferCall(w, device, imgsz, InferOptions(module_depth=0), None)
     call = over_plan(infer_call, batch_plan([img], 1, calls))
     ranges = {0: ModuleRanges(w.model, 0), DEPTH: ModuleRanges(w.model, DEPTH)}
     runner = TrialRunner(device)
@@ -225,6 +226,7 @@ def cpu_cost_infer(imgsz: int, rounds: int, calls: int) -> dict:
     from libreyolo_profile.measure import common
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
     from libreyolo_profile.measure.modules import ModuleRanges
+    from libreyolo_profile.measure.options import InferOptions
 
     common.quiet_libreyolo_logging()
     torch.set_num_threads(1)
@@ -233,7 +235,7 @@ def cpu_cost_infer(imgsz: int, rounds: int, calls: int) -> dict:
     w = libreyolo.LibreYOLO9(None, size="t", device="cpu")
     w.model.eval()
     img = Image.open(libreyolo.SAMPLE_IMAGE).convert("RGB")
-    infer_call = InferCall(w, device, imgsz, 0.25, 0.45, 300, None)
+    infer_call = InferCall(w, device, imgsz, InferOptions(module_depth=0), None)
     call = over_plan(infer_call, batch_plan([img], 1, calls))
     for index in range(3):
         call(index, False)
@@ -379,11 +381,14 @@ def skeleton_report(args) -> None:
     from PIL import Image
 
     from libreyolo_profile.measure.infer import InferCall, batch_plan, over_plan
+    from libreyolo_profile.measure.options import InferOptions
 
     w.model.eval()
     img = Image.open(libreyolo.SAMPLE_IMAGE).convert("RGB")
     for imgsz in args.imgsz:
-        call = over_plan(InferCall(w, torch.device("cpu"), imgsz, 0.25, 0.45, 300, None), batch_plan([img], 1, 4))
+        call = over_plan(
+            InferCall(w, torch.device("cpu"), imgsz, InferOptions(module_depth=0), None), batch_plan([img], 1, 4)
+        )
         call(0, False)
         wall, cpu = plain_ms(call, 3, args.calls)
         pct = infer_cost["cost_us"] / 1000.0 / cpu * 100

@@ -123,6 +123,28 @@ def test_options_match_the_cli(command_name, options):
             assert cli[name] == default, name
 
 
+@pytest.mark.parametrize("command_name, options", [("infer", InferOptions), ("run", RunOptions)])
+def test_each_option_is_declared_once_in_its_field(command_name, options):
+    """The CLI's help, flags and defaults are the fields' own declarations (measure/options.py), not a copy."""
+    import dataclasses
+
+    import typer
+
+    from libreyolo_profile.cli import app
+    from libreyolo_profile.measure.options import cli_of
+
+    command = typer.main.get_command(app).get_command(None, command_name)
+    params = {param.name: param for param in command.params}
+    for f in dataclasses.fields(options):
+        declared, param = cli_of(f), params[f.name]
+        if declared.help is not None:
+            assert param.help == declared.help, f.name
+        for flag in declared.flags:  # `--amp/--no-amp`: both spellings reach the field
+            assert set(flag.split("/")) <= set(param.opts) | set(param.secondary_opts), f.name
+    assert params["max_det"].default == InferOptions().max_det if command_name == "infer" else True
+    assert params["threads"].default is None  # --threads left out: torch's own choice
+
+
 @pytest.mark.parametrize(
     "options, kwargs, message",
     [
@@ -135,6 +157,8 @@ def test_options_match_the_cli(command_name, options):
         (RunOptions, {"data": "d.yaml", "batch": 0}, "--batch 0: must be ≥ 1"),
         (RunOptions, {"data": "d.yaml", "steps": 0}, "--steps 0: must be ≥ 1"),
         (RunOptions, {"data": "d.yaml", "workers": -2}, "--workers -2: must be ≥ 0"),
+        (InferOptions, {"threads": 0}, "--threads 0: must be ≥ 1"),
+        (RunOptions, {"data": "d.yaml", "threads": -1}, "--threads -1: must be ≥ 1"),
     ],
 )
 def test_options_are_checked_when_built(options, kwargs, message):

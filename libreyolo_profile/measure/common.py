@@ -124,6 +124,14 @@ def resolve_device(spec: str):
     return torch.device(f"cuda:{index}")
 
 
+def apply_threads(threads: int | None) -> None:
+    """--threads N: the torch threads every measured call runs with (None: torch's own choice, kept)."""
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
 # ---------------------------------------------------------------------------------------------
 # workspace: every temporary file lives in one directory inside --project, removed on any exit
 

@@ -67,11 +67,10 @@ def _decode(files: list[Path]) -> list:
 
 
 class InferCall:
-    """One inference call over a batch of decoded images, optionally annotated with phases."""
+    """One inference call over a batch of decoded images, optionally annotated with phases. NMS's
+    thresholds (--conf, --iou, --max-det) and the module ranges' depth are read from `opts`."""
 
-    def __init__(
-        self, wrapper, device, imgsz: int, conf: float, iou: float, max_det: int, autocast_dtype, module_depth: int = 0
-    ):
+    def __init__(self, wrapper, device, imgsz: int, opts: InferOptions, autocast_dtype):
         import torch
         from libreyolo.postprocess.slicing import slice_batch_outputs
 
@@ -80,10 +79,10 @@ class InferCall:
         self.wrapper = wrapper
         self.device = device
         self.imgsz = imgsz
-        self.conf, self.iou, self.max_det = conf, iou, max_det
+        self.conf, self.iou, self.max_det = opts.conf, opts.iou, opts.max_det
         self.autocast_dtype = autocast_dtype
         self.cuda = device.type == "cuda"
-        self.module_ranges = ModuleRanges(wrapper.model, module_depth)  # annotated calls only
+        self.module_ranges = ModuleRanges(wrapper.model, opts.module_depth)  # annotated calls only
 
     def _phase(self, name: str, annotate: bool):
         return trials.phase(name, annotate)
@@ -165,9 +164,7 @@ def profile_infer(
             device,
             tmp,
             images,
-            lambda wrapper, imgsz: InferCall(
-                wrapper, device, imgsz, opts.conf, opts.iou, opts.max_det, autocast_dtype, opts.module_depth
-            ),
+            lambda wrapper, imgsz: InferCall(wrapper, device, imgsz, opts, autocast_dtype),
         )
         model_info, marks, imgsz = model.info, model.marks, model.imgsz
         call = over_plan(model.call, batch_plan(images, opts.batch, opts.runs))
@@ -213,6 +210,7 @@ def _device_and_autocast(opts: InferOptions):
         import torch
 
         device = common.resolve_device(opts.device)
+        common.apply_threads(opts.threads)
         if opts.half and device.type != "cuda":
             raise UsageError(
                 "--half runs the forward pass under CUDA autocast and needs a CUDA device; "
@@ -296,6 +294,7 @@ def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, de
             "before the window, Results objects not built"
         ),
         "torch_threads": torch.get_num_threads(),
+        "threads_requested": opts.threads,
         "profile_memory": profile_memory,
         "module_depth": opts.module_depth,
         "profiler": profiler.profiler_settings(device),

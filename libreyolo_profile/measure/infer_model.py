@@ -39,7 +39,7 @@ def prepare(opts, device, tmp: Path, images: list, torch_call: Callable[[object,
         call = torch_call(model, imgsz)
     else:
         imgsz = runtimes.fit_imgsz(model, opts.imgsz, common.warn)
-        call = runtimes.ExportCall(model, fmt, imgsz, opts.conf, opts.iou, opts.max_det, opts.batch, tmp)
+        call = runtimes.ExportCall(model, fmt, imgsz, opts, tmp)
     first = [images[k % len(images)] for k in range(opts.batch)]
     _preflight(call, first, info, imgsz)
     if fmt != "pytorch":

@@ -1,17 +1,20 @@
-"""What `libreyolo profile infer` and `libreyolo profile run` were asked to measure, as typed values.
+"""What `libreyolo profile infer` and `libreyolo profile run` were asked to measure, as typed values, and
+the one declaration of each of their options: its field here carries its default, its flags and its help
+(`option`, `argument`), and cli_measure.py builds each command's signature from these fields, so the CLI,
+the options object and the defaults cannot drift apart.
 
-cli.py builds one of these from the typer parameters; every range check happens here, when it is
-built (a bad value is a usage error, exit 2, before torch is imported). The checks that need the
-device (`--half` on the CPU, bfloat16 support) stay where the device is known (measure/infer.py).
+Every range check happens when an options object is built (a bad value is a usage error, exit 2, before
+torch is imported); measure/preflight.py checks what the file system can tell (weights, source, dataset, a
+GPU asked for) before torch is imported too. The checks that need the device (`--half` on the CPU, bfloat16
+support) stay where the device is known (measure/infer.py).
 
-One field per CLI option, with the CLI's default, except `--report` and `--json`: they say what the
-CLI does after the measurement (write report.html, print the summary), which is none of measure's
-business. tests/test_measure_units.py keeps the fields and defaults in step with the CLI.
+One field per CLI option, except `--report` and `--json`: they say what the CLI does after the measurement
+(write report.html, print the summary), which is none of measure's business (cli_measure.py declares them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
@@ -45,6 +48,11 @@ def check_fraction(name: str, value: float) -> None:
         raise UsageError(f"--{name} {value}: must be within [0, 1]")
 
 
+def check_threads(threads: int | None) -> None:
+    if threads is not None:
+        check_at_least("threads", threads)
+
+
 def check_replaceable(project: Path, kind: str, exist_ok: bool) -> None:
     """--exist-ok onto <project>/<kind> that is not a profile of ours: exit 2 now, before measuring."""
     if exist_ok:
@@ -53,30 +61,111 @@ def check_replaceable(project: Path, kind: str, exist_ok: bool) -> None:
         refuse_unless_ours(Path(project) / kind)
 
 
+# ---------------------------------------------------------------------------------------------
+# how an option is declared: its field's default, and in the field's metadata its flags and help
+
+
+@dataclass(frozen=True)
+class Cli:
+    """What the CLI shows of a field: its help, its flags (none: typer's `--field-name`), whether it is the
+    command's positional argument, whether --help shows its default. `help` None: the text several
+    commands share (cli_help.py), looked up by the CLI under the field's name."""
+
+    help: str | None
+    flags: tuple[str, ...] = ()
+    argument: bool = False
+    show_default: bool = True
+
+
+def option(default, help: str | None, *flags: str, show_default: bool = True):
+    """A field that is a CLI option: `default` is the option's default and the field's."""
+    return field(default=default, metadata={"cli": Cli(help, flags, show_default=show_default)})
+
+
+def argument(help: str, default=MISSING):
+    """A field that is the command's positional argument (required where it has no default)."""
+    return field(default=default, metadata={"cli": Cli(help, argument=True)})
+
+
+def cli_of(f) -> Cli:
+    return f.metadata["cli"]
+
+
+# help texts of options both commands declare, or too long for their field's line
+WEIGHTS_HELP = "model weights file or name"
+SIZE_HELP = "model size variant"
+REPEAT_HELP = "repeat N times for mean and standard deviation"
+DEVICE_HELP = "device: 0, cuda:N or cpu; auto: CUDA device 0 where CUDA is present, else the CPU (with a note)"
+RUN_DEVICE_HELP = DEVICE_HELP + "; a list (0,1) profiles one DDP job, a rank per GPU, as one job profile"
+PROJECT_HELP = "output directory root"
+FRESH_HELP = "--repeat N: each trial in its own fresh process (the spread then includes process-to-process drift)"
+FRESH_FLAGS = ("--fresh-processes/--same-process",)
+# the cost: benchmarks/bench_memory_cost.py (its docstring says how it is measured)
+MEMORY_HELP = (
+    "record allocator events (torch.profiler profile_memory, CPU and CUDA) in the profiled window only, "
+    "for `libreyolo profile memory`; the headline stays unprofiled. Measured cost to the profiled window "
+    "(benchmarks/bench_memory_cost.py, CPU infer, one thread, ~3,300 allocator events per call): "
+    "+4% CPU time per call at 640 px, +9% at 320 px"
+)
+MODULE_DEPTH_HELP = (
+    "named ranges for the model's modules down to this depth (1: backbone, neck, head; 2: also their blocks; 0: off)"
+)
+PROFILED_RUNS_HELP = (
+    "calls in the profiled window, the attribution (kernels, ops, blame, modules); "
+    f"default min(--runs, {PROFILED_RUNS}), with --no-overhead --runs: every call is the same work, "
+    "so the shares settle within a few calls"
+)
+PROFILED_STEPS_HELP = (
+    "steps in the profiled window, the attribution (kernels, ops, blame, modules); "
+    f"default min(--steps, {PROFILED_STEPS}), {PROFILED_STEPS} being the fewest steps that are not a tiny window "
+    "(training steps differ batch to batch), or with --no-overhead --steps; the headline is every --steps step, "
+    "unprofiled"
+)
+RUN_OVERHEAD_HELP = "time an unprofiled pass to record profiler_overhead_pct"
+INFER_OVERHEAD_HELP = "time the same calls without the profiler to record profiler_overhead_pct"
+OVERHEAD_FLAGS = ("--overhead/--no-overhead",)
+LOSS_ITEM_HELP = (
+    "keep the trainer's per-step loss.item() logging (a device sync); "
+    "--no-loss-item departs from the trainer and is recorded in the profile"
+)
+NPROC_HELP = (
+    "ranks of one DDP job on the CPU (gloo; with --device cpu), each in its own process, read as one "
+    "job profile; for GPU ranks list the GPUs instead: --device 0,1 (NCCL). --batch is the job's global batch"
+)
+THREADS_HELP = (
+    "torch threads the measurement runs with (torch.set_num_threads; recorded in the profile's settings); "
+    "default: torch's own choice. On a shared machine --threads 1 keeps the threads from waiting on each other"
+)
+
+
 @dataclass(frozen=True)
 class InferOptions:
-    source: str | None = None
-    weights: str = "LibreYOLO9t.pt"
-    size: str = "t"
-    batch: int = 1
-    imgsz: int = 640
-    half: bool = False
-    amp_dtype: str = "float16"
-    warmup: int = 20
-    runs: int = 100
-    repeat: int = 1
-    conf: float = 0.25
-    iou: float = 0.45
-    max_det: int = 300
-    device: str = "auto"  # CUDA device 0 when present, else the CPU (cli.py says which)
-    trace: bool = True
-    project: Path = Path("runs/profile")
-    overhead: bool = True
-    exist_ok: bool = False
-    module_depth: int = MODULE_DEPTH
-    fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
-    memory: bool = False  # allocator events in the profiled window (torch.profiler profile_memory)
-    profiled_runs: int | None = None  # calls under the profiler; None: min(runs, PROFILED_RUNS)
+    source: str | None = argument("image or directory; omitted: LibreYOLO's bundled sample image", default=None)
+    weights: str = option("LibreYOLO9t.pt", WEIGHTS_HELP)
+    size: str = option("t", SIZE_HELP)
+    batch: int = option(1, "images per forward pass")
+    imgsz: int = option(640, "input image size")
+    half: bool = option(False, "forward pass under autocast (CUDA only)", "--half/--no-half")
+    amp_dtype: str = option("float16", "CUDA autocast dtype: float16 or bfloat16")
+    warmup: int = option(20, "warmup iterations before measuring")
+    runs: int = option(100, "measured iterations: the unprofiled calls the headline is timed on")
+    # calls under the profiler; None: min(runs, PROFILED_RUNS)
+    profiled_runs: int | None = option(None, PROFILED_RUNS_HELP, show_default=False)
+    repeat: int = option(1, REPEAT_HELP)
+    conf: float = option(0.25, "confidence threshold (changes NMS work)")
+    iou: float = option(0.45, "NMS IoU threshold")
+    max_det: int = option(300, "maximum detections per image (changes NMS work)")
+    device: str = option("auto", DEVICE_HELP)  # CUDA device 0 when present, else the CPU (said once)
+    trace: bool = option(True, "keep the Chrome trace as profile_trace.json", "--trace/--no-trace")
+    project: Path = option(Path("runs/profile"), PROJECT_HELP)
+    overhead: bool = option(True, INFER_OVERHEAD_HELP, *OVERHEAD_FLAGS)
+    exist_ok: bool = option(False, None, "--exist-ok")
+    module_depth: int = option(MODULE_DEPTH, MODULE_DEPTH_HELP)
+    # --repeat N: each trial in its own process (measure/isolated.py)
+    fresh_processes: bool = option(True, FRESH_HELP, *FRESH_FLAGS)
+    # allocator events in the profiled window (torch.profiler profile_memory)
+    memory: bool = option(False, MEMORY_HELP, "--memory/--no-memory")
+    threads: int | None = option(None, THREADS_HELP, show_default=False)  # None: torch's default
 
     def __post_init__(self) -> None:
         check_at_least("batch", self.batch)
@@ -97,6 +186,7 @@ class InferOptions:
             raise UsageError(f"--amp-dtype {self.amp_dtype}: expected float16 or bfloat16")
         check_fraction("conf", self.conf)
         check_fraction("iou", self.iou)
+        check_threads(self.threads)
 
     @property
     def window_runs(self) -> int:
@@ -109,26 +199,32 @@ class InferOptions:
 
 @dataclass(frozen=True)
 class RunOptions:
-    data: str
-    weights: str = "LibreYOLO9t.pt"
-    size: str = "t"
-    batch: int = 16
-    imgsz: int = 640
-    workers: int = 8
-    amp: bool = True
-    steps: int = 20
-    warmup: int = 5
-    repeat: int = 1
-    device: str = "auto"  # CUDA device 0 when present, else the CPU (cli.py says which)
-    project: Path = Path("runs/profile")
-    overhead: bool = True
-    exist_ok: bool = False
-    loss_item: bool = True  # False departs from the trainer: see TRAINER_DEPARTURES
-    module_depth: int = MODULE_DEPTH
-    fresh_processes: bool = True  # --repeat N: each trial in its own process (measure/isolated.py)
-    memory: bool = False  # allocator events in the profiled window (torch.profiler profile_memory)
-    nproc: int = 1  # CPU ranks of one DDP job (gloo); GPU ranks come from a --device list (measure/ranks.py)
-    profiled_steps: int | None = None  # steps under the profiler; None: min(steps, PROFILED_STEPS)
+    data: str = argument("dataset YAML or name, e.g. coco128")
+    weights: str = option("LibreYOLO9t.pt", WEIGHTS_HELP)
+    size: str = option("t", SIZE_HELP)
+    batch: int = option(16, "micro-batch; -1 picks it to fill about 70% of device memory")
+    imgsz: int = option(640, "training image size")
+    workers: int = option(8, "dataloader workers")
+    amp: bool = option(True, "use the model family's AMP path (CUDA only)", "--amp/--no-amp")
+    steps: int = option(20, "steps measured")
+    # steps under the profiler; None: min(steps, PROFILED_STEPS)
+    profiled_steps: int | None = option(None, PROFILED_STEPS_HELP, show_default=False)
+    warmup: int = option(5, "warmup steps before measuring")
+    repeat: int = option(1, REPEAT_HELP)
+    device: str = option("auto", RUN_DEVICE_HELP)  # CUDA device 0 when present, else the CPU (said once)
+    project: Path = option(Path("runs/profile"), PROJECT_HELP)
+    overhead: bool = option(True, RUN_OVERHEAD_HELP, *OVERHEAD_FLAGS)
+    exist_ok: bool = option(False, None, "--exist-ok")
+    # False departs from the trainer: see TRAINER_DEPARTURES
+    loss_item: bool = option(True, LOSS_ITEM_HELP, "--loss-item/--no-loss-item")
+    module_depth: int = option(MODULE_DEPTH, MODULE_DEPTH_HELP)
+    # --repeat N: each trial in its own process (measure/isolated.py)
+    fresh_processes: bool = option(True, FRESH_HELP, *FRESH_FLAGS)
+    # allocator events in the profiled window (torch.profiler profile_memory)
+    memory: bool = option(False, MEMORY_HELP, "--memory/--no-memory")
+    # CPU ranks of one DDP job (gloo); GPU ranks come from a --device list (measure/ranks.py)
+    nproc: int = option(1, NPROC_HELP)
+    threads: int | None = option(None, THREADS_HELP, show_default=False)  # None: torch's default
 
     def __post_init__(self) -> None:
         check_replaceable(self.project, "train", self.exist_ok)
@@ -148,6 +244,7 @@ class RunOptions:
         check_at_least("workers", self.workers, 0)
         check_at_least("module-depth", self.module_depth, 0)
         check_at_least("imgsz", self.imgsz)
+        check_threads(self.threads)
 
     @property
     def auto_batch(self) -> bool:

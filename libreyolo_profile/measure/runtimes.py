@@ -160,12 +160,14 @@ def fit_imgsz(backend, imgsz: int, warn) -> int:
 class ExportCall:
     """One inference call of an exported model over a batch of decoded images (see the module doc)."""
 
-    def __init__(self, backend, fmt: str, imgsz: int, conf: float, iou: float, max_det: int, batch: int, tmp: Path):
+    def __init__(self, backend, fmt: str, imgsz: int, opts, tmp: Path):
+        """`opts`: the InferOptions (--batch, and NMS's --conf, --iou, --max-det)."""
         import numpy as np
 
         self.np = np
         self.backend, self.fmt, self.imgsz = backend, fmt, imgsz
-        self.conf, self.iou, self.max_det = conf, iou, max_det
+        self.conf, self.iou, self.max_det = opts.conf, opts.iou, opts.max_det
+        batch = opts.batch
         if batch > 1 and not backend._supports_batched_inference():
             raise UsageError(
                 f"--batch {batch}: this {fmt} export takes one image per call (fixed batch axis); "

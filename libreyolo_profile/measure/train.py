@@ -82,6 +82,7 @@ def profile_run(
             check_dataset_supply(opts, len(cfg["train_img_files"]))
             return ranks.measure_job(opts, argv, devices)
         device = common.resolve_device(opts.device)
+        common.apply_threads(opts.threads)
         from libreyolo_profile.measure import adapter
 
         adapter.check_libreyolo()

@@ -54,6 +54,7 @@ def run_settings(opts: RunOptions, training) -> dict:
         "departures": list(opts.departures),
         **_overrides(training.config_overrides),
         "torch_threads": torch.get_num_threads(),
+        "threads_requested": opts.threads,
         "profiler": profiler.profiler_settings(training.device),
     }
 
