@@ -133,16 +133,23 @@ def _write_local(doc: dict, project: str, base: str, exist_ok: bool) -> tuple[Pa
 def import_job(traces: list[Path], project: str, as_json: bool, exist_ok: bool = False) -> int:
     """`libreyolo profile import --job TRACE…`: the ranks of one job as one job profile (store/document/job.py)."""
     from libreyolo_profile.stopping import sigterm_raises
+
+    with sigterm_raises():
+        result = write_job(traces, project, exist_ok)
+        _tell(result, as_json, what=f"{len(result['job']['ranks'])} rank traces", job=result["job"])
+    return EXIT_OK
+
+
+def write_job(traces: list[Path], project: str, exist_ok: bool = False) -> dict:
+    """The ranks' traces (files, or directories of them) as one job profile under <project>/<kind>; the
+    facts `import --job` reports about it (lp.import_job calls it too)."""
     from libreyolo_profile.store.document.job import job_document
 
     _check_project(project)
-    with sigterm_raises():
-        doc = job_document([Path(t) for t in traces])
-        doc["generation"] = uuid.uuid4().hex
-        doc["source"]["imported"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        result = {"trace": ", ".join(map(str, traces)), **publish(doc, str(project), exist_ok)}
-        _tell(result, as_json, what=f"{len(doc['job']['ranks'])} rank traces", job=doc["job"])
-    return EXIT_OK
+    doc = job_document([Path(t) for t in traces])
+    doc["generation"] = uuid.uuid4().hex
+    doc["source"]["imported"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return {"trace": ", ".join(map(str, traces)), **publish(doc, str(project), exist_ok)}
 
 
 def import_profile(trace: Path, project: str, as_json: bool, exist_ok: bool = False) -> None:

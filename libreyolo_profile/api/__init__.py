@@ -7,6 +7,7 @@ from __future__ import annotations
 from libreyolo_profile.api.comparison import Comparison
 from libreyolo_profile.api.cross import compare, connect, query, what_if
 from libreyolo_profile.api.files_out import export
+from libreyolo_profile.api.jobs import import_job
 from libreyolo_profile.api.metrics import Metrics, Verdict
 from libreyolo_profile.api.profile import Profile, open
 from libreyolo_profile.errors import ProfileError, UnanalysableError, UsageError
@@ -22,6 +23,7 @@ __all__ = [
     "compare",
     "connect",
     "export",
+    "import_job",
     "open",
     "query",
     "what_if",

@@ -139,6 +139,83 @@ class Profile(OpenProfile):
         self._intact()
         return module_relation(self, depth, phase)
 
+    # -- the daily analyses (api/analyses.py): each a DuckDB relation ------------------------------------
+
+    def temporal_breakdown(self, *, per_step: bool = False):
+        """Where the step's wall time went, as HTA's temporal breakdown: per rank (per_step: per step too),
+        compute, non-compute (collectives and copies no compute hid) and idle ms per step and their % of
+        the wall time (sql/time_breakdown.sql over the blame, so they add up to step_ms)."""
+        from libreyolo_profile.api.analyses import table_macro
+
+        self._intact()
+        call = "temporal_breakdown_steps()" if per_step else "temporal_breakdown()"
+        return table_macro(self.con, "time_breakdown.sql", call)
+
+    def idle_breakdown(self):
+        """The idle time of temporal_breakdown split by the cause that held the step while the device idled
+        (sync, launching, dataload, Python …): ms per step, % of the idle time and of the step."""
+        from libreyolo_profile.api.analyses import table_macro
+
+        self._intact()
+        return table_macro(self.con, "time_breakdown.sql", "idle_breakdown()")
+
+    def kernel_breakdown(self, top: int | None = 5):
+        """Device time by category, each category's `top` kernels by name and the rest in one row, with
+        their share of the device time, as HTA's kernel breakdown (sql/kernel_breakdown.sql); top None:
+        every kernel."""
+        from libreyolo_profile.api.analyses import table_macro
+
+        if top is not None and top < 1:
+            raise UsageError(f"top must be at least 1, not {top}")
+        self._intact()
+        return table_macro(self.con, "kernel_breakdown.sql", "kernel_breakdown($top)", {"top": top})
+
+    def overlap(self):
+        """Per rank and device, how much of the communication compute hid (HTA's comm/compute overlap):
+        collective, compute, overlapped and exposed ms per step and overlap_pct (sql/comm_overlap.sql over
+        the trace's timeline; a job profile: every rank's trace)."""
+        from libreyolo_profile.api.analyses import timeline_relation
+
+        return timeline_relation(self._timelines, "comm_overlap.sql", "comm_overlap", "overlap")
+
+    def launch_outliers(self, *, delay_cutoff_us: float = 100.0, call_cutoff_us: float = 50.0, stats: bool = False):
+        """The kernels launched in the measured steps that stand out, as HTA's cuda_kernel_launch_stats: a
+        launch-to-start delay over delay_cutoff_us, a launch call over call_cutoff_us, a kernel shorter
+        than its launch call, or one far longer than its name's usual run; the longest delay first
+        (sql/launches.sql, as `launches` reads it). stats: per stream, the delay percentiles and the
+        count of each kind of outlier instead."""
+        from libreyolo_profile.api.analyses import cutoffs, timeline_relation
+
+        params = cutoffs(delay_cutoff_us, call_cutoff_us)
+        call = "launch_stats($delay, $call)" if stats else "launch_outliers($delay, $call)"
+        return timeline_relation(self._timelines, "launches.sql", call, "launch_outliers", params)
+
+    def queue_length(self, *, timeline: bool = False):
+        """Per stream, the executions launched and not yet finished (HTA's queue length): the deepest queue,
+        the time-weighted mean and the share of the window with work outstanding; timeline: the count at
+        every instant it changes, ms from the window start (sql/launches.sql)."""
+        from libreyolo_profile.api.analyses import timeline_relation
+
+        if timeline:
+            call = "(SELECT device, stream, ts_ns / 1e6 AS ts_ms, queued FROM queue_length ORDER BY ALL)"
+            return timeline_relation(self._timelines, "launches.sql", call, "queue_length")
+        return timeline_relation(self._timelines, "launches.sql", "queue_summary", "queue_length")
+
+    def diff(self, other: "Profile | str | Path", what: str = "kernels"):
+        """Per kernel (what="kernels") or op ("ops"), this profile (before) against `other` (after): time
+        and calls per step on each side and the change, the largest first, as `compare --kernels/--ops`
+        prints them (sql/compare_kernels.sql, sql/compare_ops.sql)."""
+        from libreyolo_profile.api.analyses import diff_relation
+
+        return diff_relation(self, other if isinstance(other, OpenProfile) else open(other), what)
+
+    @cached_property
+    def _timelines(self):
+        """The trace's events, ingested when an analysis first needs them (readers/launches.py)."""
+        from libreyolo_profile.readers.launches import Timelines
+
+        return Timelines(self.loaded)
+
     def sql(self, query: str):
         """One read-only SELECT over this profile's tables, under `query`'s rules (readers/query.py): one
         SELECT (or EXPLAIN of one), no file access, settings locked. Runs on a connection of its own, so
