@@ -102,7 +102,7 @@ def resolve_size(weights: str, size: str) -> tuple[str, str]:
     return weights, size
 
 
-def _local_weights(weights: str) -> Path | None:
+def local_weights(weights: str) -> Path | None:
     """A local checkpoint file or export (file, or OpenVINO directory): as given, or ./weights/<name>."""
     p = Path(weights).expanduser()
     candidates = [p] if p.is_absolute() else [p, Path("weights") / p]
@@ -148,7 +148,7 @@ def build_model(weights: str, size: str, device, tmp: Path):
 
     check_libreyolo()
     weights, size = resolve_size(weights, size)
-    path = _local_weights(weights)
+    path = local_weights(weights)
     if path is not None:
         fmt = runtimes.export_format(path)
         if fmt is not None:

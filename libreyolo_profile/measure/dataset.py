@@ -17,14 +17,10 @@ def resolve_dataset(data: str) -> dict:
         try:
             from libreyolo.data.utils import list_builtin_datasets
 
-            builtin = ", ".join(sorted(list_builtin_datasets()))
+            builtin = list_builtin_datasets()
         except Exception:
-            builtin = "?"
-        raise UsageError(
-            f"dataset {data}: no such YAML file (from the cwd) and not a LibreYOLO built-in dataset name "
-            f"({builtin}); pass a local dataset YAML path, e.g. "
-            "`libreyolo profile run path/to/data.yaml`"
-        ) from None
+            builtin = ["?"]
+        raise UsageError(dataset_not_found(data, builtin)) from None
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         raise UsageError(f"dataset {data}: LibreYOLO could not read it ({type(exc).__name__}: {first})") from None
@@ -52,6 +48,15 @@ def resolve_dataset(data: str) -> dict:
         raise UsageError(f"dataset {data}: the YAML declares neither nc nor names")
     cfg["nc"] = int(nc)
     return cfg
+
+
+def dataset_not_found(data: str, builtin: list[str]) -> str:
+    """`builtin`: LibreYOLO's built-in dataset names (measure/preflight.py says this before torch is imported)."""
+    return (
+        f"dataset {data}: no such YAML file (from the cwd) and not a LibreYOLO built-in dataset name "
+        f"({', '.join(sorted(builtin))}); pass a local dataset YAML path, e.g. "
+        "`libreyolo profile run path/to/data.yaml`"
+    )
 
 
 def too_small_message(data: str, available: int, warmup: int, steps: int, batch: int) -> str:

@@ -23,7 +23,7 @@ import statistics
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.measure import common, infer_model, profiler, trials
+from libreyolo_profile.measure import common, infer_model, preflight, profiler, trials
 from libreyolo_profile.measure.common import MeasuredProfile
 from libreyolo_profile.measure.modules import ModuleRanges
 from libreyolo_profile.measure.noise import LoadSampler
@@ -150,6 +150,7 @@ def profile_infer(
 ) -> MeasuredProfile | None:
     """Measure `opts.repeat` trials and write the profile; returns where it went. With `only_trial` (a
     trial's own process, measure/isolated.py), measure that one trial and hand it to `hand_off_to`."""
+    preflight.check_infer(opts)  # before torch: a typo is said in milliseconds, not after the import
     files, source_kind, source_shown = _source_files(opts.source)
     if opts.repeat > 1 and opts.fresh_processes and only_trial is None:
         from libreyolo_profile.measure.isolated import measure_in_processes

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import EXIT_NO_PROFILE, ProfileError
-from libreyolo_profile.measure import common, profiler
+from libreyolo_profile.measure import common, preflight, profiler
 from libreyolo_profile.measure.common import MeasuredProfile, note
 from libreyolo_profile.measure.dataset import resolve_dataset, too_small_message
 from libreyolo_profile.measure.noise import LoadSampler
@@ -72,6 +72,7 @@ def profile_run(
     """Measure `opts.repeat` trials of training and write the profile; returns where it went. With
     `only_trial` (a trial's own process, measure/isolated.py), measure that one trial and hand it to
     `hand_off_to`; `job`: that process is one rank of a DDP job (measure/ranks.py)."""
+    preflight.check_run(opts)  # before torch: a typo is said in milliseconds, not after the import
     with common.status("importing torch and LibreYOLO"):
         from libreyolo_profile.measure import ranks
 
