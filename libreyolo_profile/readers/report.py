@@ -23,6 +23,7 @@ from libreyolo_profile.readers import summary
 from libreyolo_profile.readers.common import PHASES, OpenProfile, opened, records, run_sql
 from libreyolo_profile.readers.memory import memory_chart
 from libreyolo_profile.readers.report_ranks import rank_lanes
+from libreyolo_profile.readers.report_timeline import timeline
 from libreyolo_profile.readers.roofline import roofline_rows
 from libreyolo_profile.store.disk.atomic import write_output
 from libreyolo_profile.store.disk.owned import COMPARE_FILE, REPORT_FILE, is_report
@@ -82,6 +83,7 @@ def report_side(profile: OpenProfile) -> dict:
         "roofline": roofline_rows(con),
         "memory": memory_chart(profile),
         "rank_lanes": rank_lanes(con),  # a job profile's lanes (readers/report_ranks.py); empty otherwise
+        "timeline": timeline(profile),  # a few steps lane by lane, from the trace (readers/report_timeline.py)
         "meta": {
             "created": doc.get("created"),
             "producer": doc.get("producer"),

@@ -17,6 +17,7 @@ from libreyolo_profile.readers.report_overview import all_metrics, blame, cards,
 from libreyolo_profile.readers.report_ranks import ranks_section
 from libreyolo_profile.readers.report_roofline import roofline_section
 from libreyolo_profile.readers.report_svg import esc, step_peak
+from libreyolo_profile.readers.report_timeline import timeline_section
 from libreyolo_profile.readers.report_timing import latency_section, phases_section, shows_gpu, steps_section
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -83,6 +84,10 @@ def _page(title: str, body: str, producer: str) -> str:
     )
 
 
+def _unit(side: dict) -> str:
+    return "call" if side["summary"]["profile"]["kind"] == "infer" else "step"
+
+
 def single_page(side: dict) -> str:
     s = side["summary"]
     body = (
@@ -94,6 +99,7 @@ def single_page(side: dict) -> str:
         + blame(side, WIDE)
         + ranks_section(side, WIDE)
         + steps_section(side)
+        + timeline_section(side, WIDE, _unit(side))
         + phases_section(side, compact=False)
         + latency_section(side)
         + modules_section(side, WIDE)
@@ -117,6 +123,7 @@ def _side_column(side: dict, label: str, y_top: float) -> str:
         + cards(side)
         + blame(side, NARROW)
         + steps_section(side, compact=True, y_top=y_top)
+        + timeline_section(side, NARROW, _unit(side))
         + phases_section(side, compact=True)
         + latency_section(side, compact=True)
         + composition_section(side, compact=True)

@@ -47,6 +47,25 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
     return ticks
 
 
+def tick_digits(ticks: list[float]) -> int:
+    """The decimals that tell neighbouring ticks apart: from the step between them, not from their size
+    (ticks 0, 0.02, 0.04 printed with one decimal all read "0.0")."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else (ticks[0] or 1.0)
+    if step <= 0 or not math.isfinite(step):
+        return 1
+    digits = max(0, -math.floor(math.log10(step) + 1e-9))
+    while digits < 9 and abs(round(step, digits) - step) > step * 1e-6:  # 2.5 × 10^k needs one more
+        digits += 1
+    return digits
+
+
+def tick_labels(top: float, count: int = 5) -> tuple[list[float], list[str]]:
+    """Round ticks from 0 to at least `top`, and their labels with the digits their step needs."""
+    ticks = nice_ticks(top, count)
+    digits = tick_digits(ticks)
+    return ticks, [f"{t:,.{digits}f}" for t in ticks]
+
+
 def _open(kind: str, width: int, height: int, label: str) -> str:
     return (
         f'<svg class="chart" data-chart="{esc(kind)}" viewBox="0 0 {width} {height}" role="img" '
@@ -61,9 +80,15 @@ def _y_axis(
     top: int,
     bottom: int,
     unit: str,
-    label=lambda t: num(t, 1 if t < 10 else 0),
+    label=None,
 ) -> list[str]:
     parts = []
+    if label is None:
+        digits = tick_digits(ticks)
+
+        def label(t: float) -> str:
+            return f"{t:,.{digits}f}"
+
     span = ticks[-1] or 1.0
     for t in ticks:
         y = bottom - (bottom - top) * t / span

@@ -1,0 +1,185 @@
+"""The report's step timeline: a few steps drawn lane by lane on one time scale — the critical path (the
+blame's cause of each instant), the host phases, each device stream (compute, copies, communication) and
+the busiest host threads — as inline SVG (report_svg.py's conventions: a viewBox, a <title> on every mark).
+
+The profile's tables hold per-step sums, not the intervals a timeline draws, so the profile's trace is read
+again (the trace given, or the one a profile directory keeps) through the same ingest and blame SQL the
+analysis ran; sql/report_timeline.sql then cuts each shown step into the page's columns, so the page is
+bounded by steps × lanes × columns however long the trace is. Where no trace is at hand (a LibreYOLO
+built-in profile, a measurement that did not keep its trace) the section says so instead of drawing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from libreyolo_profile.errors import ProfileError
+from libreyolo_profile.readers.common import OpenProfile, records, run_sql
+from libreyolo_profile.readers.report_colors import color_for, meaning_of
+from libreyolo_profile.readers.report_ranks import STEP_LANE
+from libreyolo_profile.readers.report_svg import _open, esc, legend, num, tick_labels
+from libreyolo_profile.store.schema import TRACE_FILE
+
+STEPS_CAP = 6  # steps drawn at most: evenly spread ones and the slowest
+BINS = 720  # columns across the longest shown step (the wide page's plot is 720 units wide)
+MAX_STREAMS = 6  # more streams than this: one lane per device and kind of work
+MAX_THREADS = 3  # host threads drawn: the busiest
+LANE, GAP, HEAD, LEFT, AXIS = 13, 3, 18, 180, 22
+
+
+def trace_of(profile: OpenProfile) -> tuple[Path | None, int | None, str | None]:
+    """(the trace the side was analysed from, the rank its tables show, why there is none)."""
+    loaded, doc = profile.loaded, profile.doc
+    home = Path(loaded.home) if loaded.home is not None else None
+    job = doc.get("job") or {}
+    source = doc.get("source") or {}
+    rank = job.get("metrics_rank")
+    candidates = []
+    if job.get("traces") and rank is not None:
+        kept = job["traces"].get(str(rank))
+        if kept:
+            candidates.append(Path(kept) if Path(kept).is_absolute() or home is None else home / kept)
+    if home is not None:
+        candidates.append(home / TRACE_FILE)
+    if source.get("type") == "trace" and source.get("path"):
+        candidates.append(Path(source["path"]))
+    for path in candidates:
+        if path.is_file():
+            return path, rank, None
+    if source.get("type") == "builtin":
+        return None, rank, "a LibreYOLO built-in profile holds per-step sums, not the trace a timeline draws"
+    return None, rank, "the profile kept no trace to draw it from (measure with the trace kept)"
+
+
+def timeline(profile: OpenProfile) -> dict:
+    """{"rows": sql/report_timeline.sql's rows, "rank": the rank drawn} or {"unavailable": why}."""
+    path, rank, why = trace_of(profile)
+    if path is None:
+        return {"unavailable": why}
+    from libreyolo_profile.store.decode.parse import parse_trace
+    from libreyolo_profile.store.ingest.timeline import ingest
+
+    try:
+        parsed = parse_trace(path, report=False)  # the first read already said what it repaired
+        con = ingest(parsed, profile.doc.get("kind"))
+    except (ProfileError, OSError) as error:
+        return {"unavailable": f"its trace {path} could not be read again ({error})"}
+    try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE report_timeline_params AS SELECT $steps_cap AS steps_cap, $bins AS bins, "
+            "$max_streams AS max_streams, $max_threads AS max_threads",
+            {"steps_cap": STEPS_CAP, "bins": BINS, "max_streams": MAX_STREAMS, "max_threads": MAX_THREADS},
+        )
+        columns, rows = run_sql(con, "report_timeline.sql")
+    finally:
+        con.close()
+    return {"rows": records(columns, rows), "rank": rank if rank is not None else parsed.rank}
+
+
+def _lanes(rows: list[dict]) -> list[tuple[str, str]]:
+    """(lane, kind) in drawing order."""
+    seen = {}
+    for r in rows:
+        seen.setdefault((r["lane_order"], r["lane"]), r["lane_kind"])
+    return [(lane, kind) for (_, lane), kind in sorted(seen.items())]
+
+
+def timeline_svg(rows: list[dict], unit_word: str, width: int) -> str:
+    steps: dict[int, list[dict]] = {}
+    for r in rows:
+        steps.setdefault(r["step"], []).append(r)
+    lanes = _lanes(rows)
+    bins, bin_ms = rows[0]["bins"], rows[0]["bin_ms"]
+    right = width - 12
+    px = (right - LEFT) / bins  # one column's width
+    block = HEAD + len(lanes) * (LANE + GAP) + 8
+    height = AXIS + block * len(steps) + 6
+    parts = [
+        _open("timeline", width, height, f"{unit_word} timeline: critical path, host phases, device and host lanes")
+    ]
+    span_ms = bins * bin_ms
+    ticks, labels = tick_labels(max(r["step_ms"] for r in rows))
+    for t, label in zip(ticks, labels, strict=True):
+        if t > span_ms * 1.0001:
+            break
+        x = LEFT + (right - LEFT) * t / span_ms
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{AXIS - 4}" y2="{height - 4}" class="grid"/>')
+        parts.append(f'<text x="{x:.1f}" y="{AXIS - 8}" text-anchor="middle" class="tick">{esc(label)}</text>')
+    parts.append(
+        f'<text x="{LEFT - 8}" y="{AXIS - 8}" text-anchor="end" class="axis">ms into the {esc(unit_word)}</text>'
+    )
+    for i, (step, mine) in enumerate(steps.items()):
+        top = AXIS + i * block
+        first = mine[0]
+        head = f"{unit_word} {step} · {num(first['step_ms'])} ms" + (
+            " · the slowest" if first["slowest"] and first["steps_total"] > 1 else ""
+        )
+        parts.append(f'<text x="4" y="{top + 13}" class="label" font-weight="600">{esc(head)}</text>')
+        end_x = LEFT + px * first["step_ms"] / bin_ms
+        parts.append(
+            f'<line x1="{min(end_x, right):.1f}" x2="{min(end_x, right):.1f}" y1="{top + 4}" '
+            f'y2="{top + block - 6}" class="axisline"><title>{esc(unit_word)} {step} ends</title></line>'
+        )
+        for j, (lane, _kind) in enumerate(lanes):
+            y = top + HEAD + j * (LANE + GAP)
+            parts.append(
+                f'<text x="{LEFT - 8}" y="{y + LANE - 2}" text-anchor="end" class="tick">{esc(lane)}</text>'
+                f'<rect x="{LEFT}" y="{y}" width="{right - LEFT}" height="{LANE}" fill="{STEP_LANE}"/>'
+            )
+            for r in (r for r in mine if r["lane"] == lane):
+                x0 = LEFT + r["bin_start"] * px
+                w = max((r["bin_end"] - r["bin_start"]) * px, 0.6)
+                opacity = "" if r["level"] == 4 else f' fill-opacity="{0.25 * r["level"] + 0.1:.2f}"'
+                at = r["bin_start"] * bin_ms
+                parts.append(
+                    f'<rect class="lane-run" x="{x0:.2f}" y="{y}" width="{w:.2f}" height="{LANE}" '
+                    f'fill="{color_for(r["key"])}"{opacity}><title>{esc(unit_word)} {step} · {esc(lane)} · '
+                    f"{esc(r['key'])}: {esc(num(r['busy_ms'], 3))} ms busy in {esc(num(at, 3))}–"
+                    f"{esc(num(r['bin_end'] * bin_ms, 3))} ms</title></rect>"
+                )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def timeline_section(side: dict, width: int, unit_word: str = "step") -> str:
+    data = side.get("timeline") or {}
+    title = f"Timeline: inside each {unit_word}"
+    if "unavailable" in data:
+        return f'<h2>{esc(title)}</h2><p class="note">not drawn: {esc(data["unavailable"])}</p>'
+    rows = data.get("rows") or []
+    if not rows:
+        return f'<h2>{esc(title)}</h2><p class="note">not drawn: the trace holds no measured {esc(unit_word)}s</p>'
+    shown = sorted({r["step"] for r in rows})
+    total, streams, threads = rows[0]["steps_total"], rows[0]["streams_total"], rows[0]["threads_total"]
+    notes = []
+    if total > len(shown):
+        slowest = next(r["step"] for r in rows if r["slowest"])
+        notes.append(
+            f"{len(shown)} of {total:,} {unit_word}s drawn: evenly spread from the first, and the slowest "
+            f"({unit_word} {slowest})"
+        )
+    if streams > MAX_STREAMS:
+        notes.append(f"{streams} device streams: one lane per device and kind of work")
+    drawn_threads = len({r["lane"] for r in rows if r["lane_kind"] == "host"})
+    if threads > drawn_threads:
+        notes.append(f"the {drawn_threads} busiest of {threads} host threads drawn")
+    if data.get("rank") is not None:
+        notes.append(f"rank {data['rank']}")
+    notes.append(
+        f"one column is {num(rows[0]['bin_ms'], 3)} ms: each shows what covers most of it, lighter where "
+        "little of the column is covered (hover for the time)"
+    )
+    by_meaning: dict[str, list[str]] = {}  # one swatch per colour: its name, or the meaning names share
+    for r in rows:
+        names = by_meaning.setdefault(meaning_of(r["key"]), [])
+        if r["key"] not in names:
+            names.append(r["key"])
+    swatches = [
+        (names[0] if len(names) == 1 else meaning, color_for(names[0])) for meaning, names in by_meaning.items()
+    ]
+    return (
+        f"<h2>{esc(title)}</h2>"
+        + f'<p class="note">{esc("; ".join(notes))}</p>'
+        + legend(swatches)
+        + timeline_svg(rows, unit_word, width)
+    )
