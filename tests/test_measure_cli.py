@@ -201,8 +201,10 @@ def test_run_fixture_cpu(sandbox):
     s = doc["settings"]
     assert (s["batch"], s["steps"], s["warmup"], s["workers"], s["imgsz"]) == (2, 3, 1, 0, 128)
     assert s["data_yaml"] == str(FIXTURE_YAML) and s["train_images"] == 32
-    assert s["amp"] is True and s["amp_active"] is False
-    assert "amp_inactive" in doc["marks"] and "random_weights" in doc["marks"]
+    # --amp is the default: on the CPU it is simply off, said once in the settings, neither a mark nor a warning
+    assert s["amp"] is True and s["amp_active"] is False and "CUDA-only" in s["amp_off"]
+    assert "amp_inactive" not in doc["marks"] and "random_weights" in doc["marks"]
+    assert "AMP" not in r.stderr
     assert doc["model"]["nb_classes"] == 3 and doc["model"]["aux_weight"] == 0.25
     steps, phases = trace_steps(out / "profile_trace.json")
     assert steps == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]

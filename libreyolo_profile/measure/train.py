@@ -158,13 +158,12 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path, world_size: int = 1) 
     batch, batch_rule, batch_probe = _pick_batch(
         opts, wrapper, imgsz, device, autocast_dtype, len(cfg["train_img_files"])
     )
-    if opts.amp and not amp_active:
-        marks[mark.AMP_INACTIVE] = mark.amp_inactive(device.type)
     if opts.departures:
         marks[mark.DEPARTS_FROM_TRAINER] = mark.departs_from_trainer(opts.departures)
     # SyncBatchNorm takes GPU modules only: CPU ranks keep each rank's own BatchNorm statistics
     overrides = {"sync_bn": False} if world_size > 1 and device.type == "cpu" else {}
-    trainer = _build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides)
+    # off where it cannot run (the CPU): the trainer is built as the run measures it, said once in settings
+    trainer = _build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides, amp_active)
     available = len(trainer.train_loader.dataset)
     if world_size > 1:  # LibreYOLO's DDP path: each rank takes batch // world_size of its share of the data
         batch = trainer.train_loader.batch_size
@@ -218,11 +217,20 @@ def _pick_batch(opts: RunOptions, wrapper, imgsz: int, device, autocast_dtype, i
 
 
 def _build_trainer(
-    opts: RunOptions, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path, overrides: dict
+    opts: RunOptions,
+    cfg: dict,
+    wrapper,
+    model_info: dict,
+    batch: int,
+    imgsz: int,
+    device,
+    tmp: Path,
+    overrides: dict,
+    amp: bool,
 ):
     from libreyolo_profile.measure import train_model
 
-    return train_model.build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides)
+    return train_model.build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides, amp=amp)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -87,10 +87,21 @@ def _flops(wrapper, imgsz: int, device):
 
 
 def build_trainer(
-    opts, cfg: dict, wrapper, model_info: dict, batch: int, imgsz: int, device, tmp: Path, overrides: dict | None = None
+    opts,
+    cfg: dict,
+    wrapper,
+    model_info: dict,
+    batch: int,
+    imgsz: int,
+    device,
+    tmp: Path,
+    overrides: dict | None = None,
+    *,
+    amp: bool,
 ):
     """The family's own trainer, set up (dataset, loader, optimizer, schedule, EMA, scaler); `overrides`:
-    config the run must change (measure/train.py says which and why in the settings)."""
+    config the run must change (measure/train.py says which and why in the settings); `amp`: whether its
+    AMP path runs (--amp where it can: CUDA only)."""
     trainer_cls = families.trainer_class(wrapper)
     with common.status(
         f"building LibreYOLO's training pipeline ({trainer_cls.__name__}: dataset, loader, optimizer, EMA)"
@@ -108,7 +119,7 @@ def build_trainer(
             project=str(tmp / "trainer"),
             name="setup",
             exist_ok=True,
-            amp=opts.amp,
+            amp=amp,
             amp_dtype="float16",
             seed=SEED,
             **(overrides or {}),

@@ -32,6 +32,7 @@ def run_settings(opts: RunOptions, training) -> dict:
         "amp": opts.amp,
         "amp_active": amp_active,
         "amp_dtype": "float16" if amp_active else None,
+        **_amp_off(opts, training),
         "steps": steps,
         "profiled_steps": opts.window_steps,
         "warmup": warmup,
@@ -102,6 +103,14 @@ def _scope(opts: RunOptions, training) -> dict:
             + _logging_reads(opts.loss_item)
         ),
     }
+
+
+def _amp_off(opts: RunOptions, training) -> dict:
+    """--amp (the default) where LibreYOLO's AMP path cannot run: off, said here once (no mark, no warning)."""
+    if not opts.amp or training.amp_active:
+        return {}
+    where = str(training.device).upper() if training.device.type == "cpu" else str(training.device)
+    return {"amp_off": f"LibreYOLO's AMP path is CUDA-only: off on the {where}, the step runs in float32"}
 
 
 def _overrides(overrides: dict) -> dict:

@@ -19,13 +19,13 @@ PHASES_INFERRED = "phases_inferred"
 WINDOW_FALLBACK = "window_fallback"
 NESTING_CUT = "nesting_cut"  # ranges nested deeper than sql/ingest.sql's nesting_cap were left out
 EMPTY_STEPS = "empty_steps"
+UNRECORDED_TAIL = "unrecorded_tail"  # the last step closed on a stretch recording nothing but a wait (sql/ingest.sql)
 SECTION_UNAVAILABLE = "section_unavailable"  # an optional section could not be computed on this trace; the rest stands
 NON_FINITE = "non_finite_values"  # NaN or Infinity computed somewhere, stored as null (store/document/assemble.py)
 
 # -- marks a measurement adds (measure/) -----------------------------------------------------------------
 
 RANDOM_WEIGHTS = "random_weights"
-AMP_INACTIVE = "amp_inactive"
 DEPARTS_FROM_TRAINER = "departs_from_trainer"
 NOISY = "noisy"  # the machine was busy or the timing scattered while it measured (store/document/headline.py)
 
@@ -114,6 +114,14 @@ def empty_steps(count: int, ms: float) -> str:
     )
 
 
+def unrecorded_tail(tail_ms: float, drain_ms: float) -> str:
+    return (
+        f"the last step closed on {tail_ms:.2f} ms in which nothing was recorded but the closing synchronize or a "
+        f"wait (the profiler stopping): left out of the step, its blame and step_ms, and reported as end-of-window "
+        f"drain beside them (drain_ms {drain_ms:.2f})"
+    )
+
+
 def section_unavailable(reasons: dict[str, str]) -> str:
     """`reasons`: {section: why it could not be computed} (store/sections.py OPTIONAL_SECTIONS)."""
     return "sections left out, each null or empty, the rest of the profile unaffected: " + "; ".join(
@@ -144,10 +152,6 @@ def random_weights(why: str, model_name: str, seed: int) -> str:
 def random_weights_named(weights) -> str:
     """A built-in profile whose weights file name says the weights were random."""
     return f"the weights file name ({weights}) says randomly initialized weights"
-
-
-def amp_inactive(device_type: str) -> str:
-    return f"AMP requested (--amp) but LibreYOLO's AMP path is CUDA-only; this {device_type.upper()} run is fp32"
 
 
 def departs_from_trainer(departures: dict[str, str]) -> str:
