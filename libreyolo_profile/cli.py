@@ -22,7 +22,7 @@ from libreyolo_profile.cli_crossrun import db_cmd, import_cmd, query_cmd
 from libreyolo_profile.cli_errors import EXIT_INTERRUPTED, STOPPED, run_stoppable
 from libreyolo_profile.cli_errors import first_paragraph as _first_paragraph
 from libreyolo_profile.cli_errors import stopped as _stopped
-from libreyolo_profile.cli_help import JSON_HELP, TRACE_HELP
+from libreyolo_profile.cli_help import JSON_HELP, TRACE_HELP, WHAT_IF_HELP
 from libreyolo_profile.cli_measure import infer_cmd, run_cmd
 from libreyolo_profile.cli_roofline import ROOFLINE_WHAT_IF_HELP, roofline_cmd, what_if_at_roofline
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
@@ -152,6 +152,25 @@ def ranks_cmd(
     ranks.print_ranks(lp.open(trace), as_json)
 
 
+@app.command("launches")
+def launches_cmd(
+    trace: Path = typer.Argument(..., help=TRACE_HELP),
+    top: int = typer.Option(10, help="show the top N outliers by launch delay"),
+    delay_cutoff_us: float = typer.Option(
+        100.0, "--delay-cutoff-us", help="a launch-to-start delay above this stands out"
+    ),
+    call_cutoff_us: float = typer.Option(50.0, "--call-cutoff-us", help="a launch call above this stands out"),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Kernel launches per stream: launch delay, launch call time, outliers, and how deep each stream's
+    queue of launched, unfinished work ran (reads the trace's events)."""
+    from libreyolo_profile.readers import launches
+
+    launches.print_launches(
+        lp.open(trace), top=top, delay_cutoff_us=delay_cutoff_us, call_cutoff_us=call_cutoff_us, as_json=as_json
+    )
+
+
 @app.command("kernels")
 def kernels_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
@@ -278,7 +297,7 @@ def compare_cmd(
         raise typer.Exit(code)
 
 
-@app.command("what-if")
+@app.command("what-if", help=WHAT_IF_HELP)  # the projection's floor stated (cli_help.py)
 def what_if_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
     remove_category: Optional[str] = typer.Option(None, help="kernel category to remove, e.g. elementwise"),

@@ -17,6 +17,8 @@ from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TRACE_FILE
 # than 100 µs after its launch waited on a busy stream or a device behind the host
 DELAY_CUTOFF_US = 100.0
 CALL_CUTOFF_US = 50.0
+# launch_flags' words (sql/launches.sql), short for the table's last column
+WHY = {"launch_delay": "delay", "slow_launch": "slow call", "short_kernel": "short", "long_kernel": "long"}
 NO_LAUNCHES = "no device work with a recorded launch in this trace (a CPU-only trace, or launches not recorded)"
 
 
@@ -136,6 +138,21 @@ def launch_document(
     }
 
 
+def _stream_order(key: tuple) -> tuple:
+    """(rank, device, stream) in number order: streams are recorded as text."""
+    rank, device, stream = key
+    number = str(stream).isdigit()
+    return (
+        rank is not None,
+        rank or 0,
+        device is not None,
+        device or 0,
+        not number,
+        int(stream) if number else 0,
+        str(stream),
+    )
+
+
 def check_cutoffs(delay_cutoff_us: float, call_cutoff_us: float) -> None:
     for name, value in (("--delay-cutoff-us", delay_cutoff_us), ("--call-cutoff-us", call_cutoff_us)):
         if not value >= 0:
@@ -166,7 +183,7 @@ def print_launches(
     queues = {(r["rank"], r["device"], r["stream"]): r for r in doc["queues"]}
     stats = {(r["rank"], r["device"], r["stream"]): r for r in doc["streams"]}
     rows = []
-    for key in sorted(set(queues) | set(stats), key=lambda k: tuple(-1 if v is None else v for v in k)):
+    for key in sorted(set(queues) | set(stats), key=_stream_order):
         s, q = stats.get(key, {}), queues.get(key, {})
         rows.append(
             [*([key[0]] if ranked else []), key[1], key[2], s.get("kernels"), s.get("delay_p50_us"),
@@ -174,18 +191,26 @@ def print_launches(
         )  # fmt: skip
     console.print(
         table(
-            f"Launches per stream (kernels launched in the measured steps; queue over the window) · "
-            f"delay > {delay_cutoff_us:g} µs, launch call > {call_cutoff_us:g} µs stand out",
-            [*where, ("device", "right"), ("stream", "right"), ("kernels", "right"), ("delay p50 µs", "right"),
-             ("p95 µs", "right"), ("call p50 µs", "right"), ("max queue", "right"), ("mean queue", "right")],
+            f"Launches per stream · kernels launched in the measured steps; a delay over {delay_cutoff_us:g} µs "
+            f"or a launch call over {call_cutoff_us:g} µs stands out",
+            [
+                *where,
+                ("device", "right"),
+                ("stream", "right"),
+                ("kernels", "right"),
+                ("delay p50 µs", "right"),
+                ("p95 µs", "right"),
+                ("call p50 µs", "right"),
+                ("max queue", "right"),
+                ("mean queue", "right"),
+            ],
             rows,
         )  # fmt: skip
     )
     kinds = ("launch_delay", "slow_launch", "short_kernel", "long_kernel")
     counts = {k: sum(r[k] for r in doc["streams"]) for k in kinds}
     console.print(
-        f"outliers: {doc['outliers']} kernels · "
-        + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()),
+        f"outliers: {doc['outliers']} kernels · " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()),
         markup=False,
         highlight=False,
     )
@@ -193,9 +218,24 @@ def print_launches(
         console.print(
             table(
                 f"Top {len(doc['top_outliers'])} by launch delay",
-                [*where, ("kernel", "left"), ("step", "right"), ("delay µs", "right"), ("call µs", "right"),
-                 ("kernel µs", "right"), ("why", "left")],
-                [[*([r["rank"]] if ranked else []), r["name"], r["step"], r["delay_us"], r["call_us"],
-                  r["duration_us"], ", ".join(r["outliers"])] for r in doc["top_outliers"]],
+                [
+                    *where,
+                    ("kernel", "left"),
+                    ("delay µs", "right"),
+                    ("call µs", "right"),
+                    ("kernel µs", "right"),
+                    ("why", "left"),
+                ],
+                [
+                    [
+                        *([r["rank"]] if ranked else []),
+                        r["name"],
+                        r["delay_us"],
+                        r["call_us"],
+                        r["duration_us"],
+                        ", ".join(WHY[w] for w in r["outliers"]),
+                    ]
+                    for r in doc["top_outliers"]
+                ],
             )  # fmt: skip
         )
