@@ -54,7 +54,7 @@ def ranks_document(source: Path | OpenProfile) -> dict:
     if not rows:
         raise UsageError(
             f"{profile.loaded.path}: not a job profile (one trace, one rank); "
-            "import the ranks' traces together with `libreyolo profile import --job TRACE…`"
+            "import the ranks' traces together with `libreyolo profile import --job TRACE…` (Python: lp.import_job)"
         )
     return {
         "profile": profile_identity(profile.loaded),

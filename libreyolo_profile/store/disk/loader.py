@@ -151,7 +151,9 @@ def _profile_in_directory(directory: Path) -> Path:
             f"{directory} holds both a train and an infer profile: name one of "
             + " or ".join(str(k.parent) for k in kinds)
         )
-    raise UsageError(f"no profile in {directory} (no {PROFILE_FILE}, {REPEAT_FILE}, train/ or infer/ inside)")
+    n = sum(p.name.endswith((".json", ".json.gz")) for p in directory.iterdir())  # a job's rank traces?
+    job = f"; {n} traces, if one job's ranks: `libreyolo profile import --job {directory}` or lp.import_job" * (n > 1)
+    raise UsageError(f"no profile in {directory} (no {PROFILE_FILE}, {REPEAT_FILE}, train/ or infer/ inside){job}")
 
 
 def load_document(path: Path) -> Loaded:
