@@ -61,6 +61,17 @@ class Comparison(Mapping[str, object]):
         return self._doc["gate"]
 
     @property
+    def status(self) -> str | None:
+        """The gate's outcome as `compare` prints it: "pass", "FAIL" or "INCONCLUSIVE" (an inconclusive
+        gate exits 0 unless require_conclusive, but proves nothing); None when no rule was given."""
+        return None if self.gate is None else self.gate["status"].split(" ", 1)[0]
+
+    @property
+    def inconclusive(self) -> list[str]:
+        """The rules whose evidence cannot tell (empty when every rule decided, or no rule was given)."""
+        return list(self.gate["inconclusive"]) if self.gate is not None else []
+
+    @property
     def failed(self) -> bool:
         """Whether the gate failed (the CLI would exit 4)."""
         return bool(self.gate and self.gate["failed"])
@@ -83,6 +94,31 @@ class Comparison(Mapping[str, object]):
         con.from_arrow(pa.Table.from_pylist(self.rows)).to_table("comparison")
         return locked(con).table("comparison")
 
+    @property
+    def ops(self):
+        """Per op, the change in self CPU time and calls per step, the largest first, as `compare --ops` prints
+        it: a relation (lp.compare(…, ops=True) computes it)."""
+        return self._items("ops")
+
+    @property
+    def kernels(self):
+        """Per kernel (memcpy and memset too), the change in device time and executions per step, the largest
+        first, as `compare --kernels` prints it: a relation (lp.compare(…, kernels=True) computes it)."""
+        return self._items("kernels")
+
+    def _items(self, what: str):
+        import pyarrow as pa
+
+        from libreyolo_profile.api.analyses import arrow_relation
+        from libreyolo_profile.errors import UsageError
+
+        if what not in self._doc:
+            raise UsageError(f"this comparison holds no {what} diff: lp.compare(before, after, {what}=True)")
+        rows = self._doc[what]["rows"]
+        return arrow_relation(
+            pa.Table.from_pylist(rows) if rows else pa.table({"name": pa.array([], pa.string())}), what
+        )
+
     def export(self, path, *, force: bool = False):
         """The metric rows written to `path` as CSV or Parquet (api/files_out.py); the path written."""
         from libreyolo_profile.api.files_out import export
@@ -96,5 +132,6 @@ class Comparison(Mapping[str, object]):
 
     def __repr__(self) -> str:
         b, a = self._doc["before"], self._doc["after"]
-        gate = "" if self.gate is None else (" gate failed" if self.failed else " gate passed")
+        # the gate's own word: an inconclusive rule proves nothing, so it never reads as passed
+        gate = "" if self.gate is None else f" gate {self.status}"
         return f"<Comparison {self.kind} {b.get('path')!r} → {a.get('path')!r}{gate}>"

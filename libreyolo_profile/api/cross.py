@@ -63,13 +63,16 @@ def compare(
     strict_noise: bool = False,
     require_repeats: bool = False,
     require_conclusive: bool = False,
+    ops: bool = False,
+    kernels: bool = False,
 ) -> "Comparison":
     """Before/after, as `libreyolo profile compare BEFORE AFTER` prints it with --json: each side a path
     (a profile, a trace, or a directory of several profiles of one setup) or an opened Profile.
     `fail_on` takes the CLI's --fail-on rules (e.g. ["step_ms:+5%"]); the result's `failed` and
     `exit_code` then say how the CLI would exit: 4 when the gate failed, 5 when a rule was inconclusive
     under `require_conclusive`, else 0. Each rule's outcome (pass, fail, inconclusive, invalid) is under
-    `gate`."""
+    `gate`, and `status` says it in a word. `ops` / `kernels` add the per-op / per-kernel diff of
+    `compare --ops/--kernels` (the result's `ops` and `kernels` relations)."""
     from libreyolo_profile.api.comparison import Comparison
     from libreyolo_profile.readers import gate_rules
     from libreyolo_profile.readers.compare import compare_document
@@ -83,6 +86,7 @@ def compare(
             strict_noise=strict_noise,
             require_repeats=require_repeats,
             require_conclusive=require_conclusive,
+            items=tuple(what for what, wanted in (("ops", ops), ("kernels", kernels)) if wanted),
         )
     )
 

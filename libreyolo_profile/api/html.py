@@ -81,5 +81,7 @@ def comparison_html(comparison) -> str:
         f"{' (changed)' if v['changed'] else ' (unchanged)'}<br>{escape(c['significance']['sentence'])}</p>"
     )
     if c["gate"] is not None:
-        parts.append(f"<p><b>gate</b>: {escape(str(c['gate']['sentence']))}</p>")
+        gate = c["gate"]
+        details = f": {escape(str(gate['details']))}" if gate.get("details") else ""
+        parts.append(f"<p><b>gate: {escape(str(gate['status']))}</b>{details}</p>")
     return "<div class='libreyolo-profile'>" + "".join(parts) + "</div>"
