@@ -1,0 +1,117 @@
+"""The report's step timeline (readers/report_timeline.py, sql/report_timeline.sql): on a hand-built trace of
+many steps full of sub-pixel kernels, the page draws a bounded number of steps and runs, says which steps it
+left out, keeps every step's critical path whole and every lane's busy time exact; a CPU trace has host
+lanes only; a profile without a trace says why nothing is drawn. The browser check is in tests/test_report.py.
+
+All times below are µs from the start of the trace (tests/synthetic_traces.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from libreyolo_profile.readers import report_timeline
+from libreyolo_profile.readers.common import open_profile
+from libreyolo_profile.readers.report_timeline import BINS, STEPS_CAP, timeline, timeline_section
+from tests.synthetic_traces import A100, ELEMENTWISE, GEMM_FP32_SIMT, annotation, kernel, op, runtime, write_trace
+
+STEPS, KERNELS, SLOW = 40, 300, 17  # ProfilerStep#17 lasts 1.5 ms, every other 1 ms
+COPY_US = 20.0
+
+
+def many_steps(path: Path) -> Path:
+    """40 steps; in each, 300 elementwise kernels of 0.5 µs 3 µs apart on stream 7 (each far below a column
+    of the page: 1.5 ms / 720 ≈ 2.08 µs), one 20 µs GEMM on stream 9, each launched from the host thread."""
+    events, t, corr = [], 0.0, 0
+    for i in range(STEPS):
+        dur = 1500.0 if i == SLOW else 1000.0
+        events.append(annotation(f"ProfilerStep#{i}", t, dur))
+        events.append(op("aten::add", t + 5, 950))
+        for k in range(KERNELS):
+            corr += 1
+            start = t + 10 + 3 * k
+            events.append(runtime("cudaLaunchKernel", start, 1, corr))
+            events.append(kernel(ELEMENTWISE, start + 1.5, 0.5, corr, stream=7))
+        corr += 1
+        events.append(runtime("cudaLaunchKernel", t + 930, 1, corr))
+        events.append(kernel(GEMM_FP32_SIMT, t + 940, COPY_US, corr, stream=9))
+        t += dur
+    return write_trace(path, events, devices=[A100])
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory) -> dict:
+    trace = many_steps(tmp_path_factory.mktemp("timeline") / "many_steps.json")
+    return timeline(open_profile(trace))
+
+
+def by_step_and_lane(rows: list[dict]) -> dict[tuple[int, str], list[dict]]:
+    out: dict[tuple[int, str], list[dict]] = {}
+    for r in rows:
+        out.setdefault((r["step"], r["lane"]), []).append(r)
+    return out
+
+
+def test_a_long_trace_draws_few_steps_and_says_which(drawn):
+    rows = drawn["rows"]
+    shown = sorted({r["step"] for r in rows})
+    assert rows[0]["steps_total"] == STEPS
+    assert 2 <= len(shown) <= STEPS_CAP
+    slowest = [r for r in rows if r["slowest"]]
+    assert {r["step"] for r in slowest} == {slowest[0]["step"]}
+    assert slowest[0]["step_ms"] == pytest.approx(1.5)  # the 1.5 ms step is drawn, whatever its number
+    assert all(r["step_ms"] == pytest.approx(1.0) for r in rows if not r["slowest"])
+    html = timeline_section({"timeline": drawn}, 900)
+    assert f"{len(shown)} of {STEPS} steps drawn" in html
+    assert f"the slowest (step {slowest[0]['step']})" in html
+    assert html.count('class="lane-run"') == len(rows)
+
+
+def test_runs_are_bounded_and_every_lane_keeps_its_time(drawn):
+    rows = drawn["rows"]
+    lanes = {r["lane"] for r in rows}
+    assert {"critical path (blame)", "host phases", "stream 7 · compute", "stream 9 · compute"} <= lanes
+    steps = {r["step"] for r in rows}
+    assert len(rows) <= len(steps) * len(lanes) * BINS
+    groups = by_step_and_lane(rows)
+    for step in steps:
+        step_ms = next(r["step_ms"] for r in rows if r["step"] == step)
+        # the critical path covers the whole step, exactly once (the blame's pieces add up to it)
+        assert sum(r["busy_ms"] for r in groups[(step, "critical path (blame)")]) == pytest.approx(step_ms, abs=1e-9)
+        # the sub-pixel kernels: their summed time, though 300 of them share far fewer drawn runs, light ones
+        small = groups[(step, "stream 7 · compute")]
+        assert sum(r["busy_ms"] for r in small) == pytest.approx(KERNELS * 0.5e-3, abs=1e-9)
+        assert len(small) < KERNELS / 4  # a run per few columns: an empty column between kernels ends a run
+        assert {r["key"] for r in small} == {"elementwise"} and max(r["level"] for r in small) <= 2
+        gemm = groups[(step, "stream 9 · compute")]
+        assert {r["key"] for r in gemm} == {"gemm"}
+        assert sum(r["busy_ms"] for r in gemm) == pytest.approx(COPY_US / 1e3, abs=1e-9)
+        # 20 µs is 9.6 columns of a 1.5 ms step cut in 720: the whole columns full, the edge ones lighter
+        assert gemm[-1]["bin_end"] - gemm[0]["bin_start"] in (10, 11)
+        assert max(r["level"] for r in gemm) == 4 and len(gemm) <= 3
+
+
+def test_a_cpu_trace_has_host_lanes_only(tmp_path):
+    events = []
+    for i in range(3):
+        t = i * 1000.0
+        events += [
+            annotation(f"ProfilerStep#{i}", t, 900),
+            op("aten::conv2d", t + 10, 500),
+            op("aten::relu", t + 600, 100),
+        ]
+    drawn = timeline(open_profile(write_trace(tmp_path / "cpu.json", events)))
+    kinds = {r["lane_kind"] for r in drawn["rows"]}
+    assert kinds <= {"blame", "phases", "host"} and "blame" in kinds
+    assert {r["key"] for r in drawn["rows"] if r["lane_kind"] == "blame"} >= {"cpu_gemm_conv"}
+
+
+def test_without_a_trace_the_section_says_why(tmp_path, monkeypatch):
+    profile = open_profile(many_steps(tmp_path / "t.json"))
+    monkeypatch.setattr(report_timeline, "trace_of", lambda _p: (None, None, "no trace kept"))
+    data = timeline(profile)
+    assert data == {"unavailable": "no trace kept"}
+    html = timeline_section({"timeline": data}, 900)
+    assert "not drawn: no trace kept" in html and "<svg" not in html
