@@ -1,14 +1,25 @@
 """The vocabulary the SQL defines, read once per process: blame causes (sql/blame_causes.sql), verdicts
-(sql/verdicts.sql), thresholds (sql/verdict_thresholds.sql) and colours (sql/palette.sql). Python never
-spells a cause or a verdict: it reads them here, so renaming one, or adding one, is a change to one row."""
+(sql/verdicts.sql), thresholds (sql/verdict_thresholds.sql), colours (sql/palette.sql), the metrics
+(sql/metric_catalog.sql) and the sidecar tables' columns (sql/sidecar_columns.sql). Python never spells a
+cause, a verdict, a metric's unit or a column's meaning: it reads them here, so renaming one, or adding one,
+is a change to one row.
+
+Reading a table through DuckDB costs a fresh process ~100 ms (its import and first database), and `get`
+answers in ~50 ms: the rows are kept as JSON in the user's cache (the store's cache root,
+$XDG_CACHE_HOME/libreyolo-profile, under vocabulary/), named by a hash of the module's SQL, so an edited
+module is read again and a cached one costs a file read. A cache that cannot be written only costs the time.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import threading
 from functools import cache
+from pathlib import Path
 
-from libreyolo_profile.connections import scratch_connection
-from libreyolo_profile.sqlmodules import run_module
+from libreyolo_profile.sqlfiles import sql_text
 
 # table → the module that creates it
 _MODULES = {
@@ -17,22 +28,74 @@ _MODULES = {
     "verdict_thresholds": "verdict_thresholds.sql",
     "report_palette": "palette.sql",
     "terminal_palette": "palette.sql",
+    "metric_catalog": "metric_catalog.sql",
+    "metric_units": "metric_catalog.sql",
+    "sidecar_tables": "sidecar_columns.sql",
+    "sidecar_columns": "sidecar_columns.sql",
 }
 _LOCK = threading.Lock()
+_CACHE_FORMAT = "1"  # bump when the cached files' layout changes
 
 
-@cache
-def rows(table: str) -> tuple[dict, ...]:
-    """Every row of one vocabulary table, as dicts, in the order its module lists them."""
+def _cache_directory() -> Path:
+    """Where the rows are kept: the store's cache root (store/workdir.py configured_root; the ground floor
+    cannot import the store), under vocabulary/."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "libreyolo-profile" / "vocabulary"
+
+
+def _from_sql(module: str) -> dict[str, list[dict]]:
+    """Every table the module creates, as rows (dicts) in the order it lists them, read through DuckDB."""
+    from libreyolo_profile.connections import scratch_connection
+    from libreyolo_profile.sqlmodules import run_module
+
     with _LOCK:
         con = scratch_connection()
         try:
-            run_module(con, _MODULES[table])
-            cursor = con.execute(f"SELECT * FROM {table} ORDER BY rowid")
-            names = [d[0] for d in cursor.description]
-            return tuple(dict(zip(names, row, strict=True)) for row in cursor.fetchall())
+            run_module(con, module)
+            found = {}
+            for table in (t for t, m in _MODULES.items() if m == module):
+                cursor = con.execute(f"SELECT * FROM {table} ORDER BY rowid")
+                names = [d[0] for d in cursor.description]
+                found[table] = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            return found
         finally:
             con.close()
+
+
+def _texts(name: str) -> list[str]:
+    """The SQL the module's rows depend on: its own and, depth first, that of every module it requires."""
+    from libreyolo_profile.sqlmodules import module
+
+    return [sql_text(name), *(text for needed in module(name).requires for text in _texts(needed))]
+
+
+@cache
+def _module_rows(module: str) -> dict[str, list[dict]]:
+    """The module's tables, from the cache when it holds this version of the module, else from DuckDB (and
+    then kept there). Either way the rows are what JSON carries, so a hit and a miss give the same values."""
+    key = hashlib.sha256("\0".join([_CACHE_FORMAT, *_texts(module)]).encode()).hexdigest()[:20]
+    path = _cache_directory() / f"{module.removesuffix('.sql')}-{key}.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    text = json.dumps(_from_sql(module), ensure_ascii=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(f"{module.removesuffix('.sql')}-*.json"):
+            stale.unlink(missing_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)  # readers see the whole file or none
+    except OSError:
+        pass
+    return json.loads(text)
+
+
+def rows(table: str) -> tuple[dict, ...]:
+    """Every row of one vocabulary table, as dicts, in the order its module lists them."""
+    return tuple(_module_rows(_MODULES[table])[table])
 
 
 @cache

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError, UnanalysableError, UsageError
-from libreyolo_profile.metric_catalog import METRICS, null_reason
+from libreyolo_profile.metric_catalog import METRICS, compared_metrics, null_reason
 from libreyolo_profile.output.terminal import stderr_note
 from libreyolo_profile.readers import gate, gate_rules
 from libreyolo_profile.readers.common import profile_identity, records
@@ -40,27 +40,6 @@ from libreyolo_profile.readers.compare_trials import as_double, json_kind, raw_t
 from libreyolo_profile.readers.model_identity import model_differences
 from libreyolo_profile.store.disk.loader import Loaded, load_document
 
-# (metric, True when higher is better / False when lower is better / None when neither is)
-COMMON = [
-    ("throughput_img_s", True),
-    ("ms_per_img", False),
-    ("step_ms", False),
-    ("gpu_util_pct", True),
-    ("host_overhead_ms", False),
-    ("host_overhead_pct", False),
-    ("launches_per_step", False),
-]
-BY_KIND = {
-    "train": [("dataload_pct", False), ("to_device_pct", False)],
-    "infer": [
-        ("latency_p50_ms", False),
-        ("latency_p90_ms", False),
-        ("latency_p99_ms", False),
-        ("preprocess_pct", None),
-        ("forward_pct", None),
-        ("postprocess_pct", None),
-    ],
-}
 RULE = "significant when |Δ| > 2·√(SE_b² + SE_a²), SE = s/√n per side (s: sample standard deviation, n − 1)"
 SINGLE_RUN = "a single run cannot support a verdict: measure both sides with --repeat ≥ 2"
 
@@ -203,8 +182,9 @@ def _without_after(before: Side, after: Side, gating: bool) -> None:
 
 
 def _catalogue(kind: str | None, rules: list[gate_rules.Rule]) -> list[tuple[str, bool | None]]:
-    """The compared metrics: the headline ones of the kind, then any other metric a rule names."""
-    catalogue = COMMON + BY_KIND.get(kind, [])
+    """The compared metrics: the headline ones of the kind (sql/metric_catalog.sql compare_order, better), then
+    any other metric a rule names (no better direction: a rule says which change fails)."""
+    catalogue = compared_metrics(kind)
     shown = {metric for metric, _ in catalogue}
     extra = [metric for metric in dict.fromkeys(rule.metric for rule in rules) if metric not in shown]
     return catalogue + [(metric, None) for metric in extra]

@@ -7,9 +7,9 @@ percentage metric, `ms` absolute for a millisecond metric, no unit absolute in t
 A threshold must be a finite number a change of the metric can reach, else the rule could never
 fail: the rule is refused (exit 2) before any file is read.
 
-PLAUSIBLE is the one definition of the range a metric's value can take: sql/compare.sql receives it
-as binds and refuses trial values outside it, and rule parsing bounds thresholds with it. Plain
-Python: parsing a rule needs neither DuckDB nor pyarrow.
+The range a metric's value can take is sql/metric_catalog.sql's (metric_catalog.plausible): sql/compare.sql
+receives it as binds and refuses trial values outside it, and rule parsing bounds thresholds with it.
+Parsing a rule needs neither DuckDB nor pyarrow (the vocabulary's rows are cached).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.metric_catalog import METRICS
+from libreyolo_profile.metric_catalog import FROM_THE_DOCUMENT, METRICS, plausible
 
 SYNTAX = (
     "a rule is METRIC:+N% | METRIC:-N% | METRIC:±Npp (a _pct metric) | METRIC:±Nms (a _ms metric) | "
@@ -32,34 +32,9 @@ _RULE = re.compile(
     r"(?P<unit>%|pp|ms)?$"
 )
 # the verdict and the marks are not numbers: nothing to put a threshold on
-GATEABLE = [name for name in METRICS if name not in ("bound", "bound_reason", "thrashing")]
-
-# (lowest possible, highest plausible) value per unit, in that unit. Times, rates, sizes and counts
-# cannot be negative; the ceilings are far past any measurement (a day per step, a petabyte, a share
-# a hundred times its whole), so only garbage (1e308, a corrupted field) lies above them.
-DAY_MS = 86_400_000.0
-PLAUSIBLE_BY_UNIT = {
-    "ms": (0.0, DAY_MS),
-    "µs": (0.0, DAY_MS * 1000),
-    "img/s": (0.0, 1e9),
-    "%": (0.0, 1e4),
-    "MiB": (0.0, 1e9),
-    "count": (0.0, 1e12),
-}
-PLAUSIBLE_BY_METRIC = {
-    # (profiled − unprofiled) ÷ unprofiled: a profiled run faster than the plain one is negative, and
-    # it cannot take less than no time (−100 %)
-    "profiler_overhead_pct": (-100.0, 1e6),
-    # a coefficient of variation has no upper bound of 100 %
-    "timing_cv_pct": (0.0, 1e6),
-}
+GATEABLE = [name for name in METRICS if name not in FROM_THE_DOCUMENT]
 # the largest relative threshold a rule may name: a rule that tolerates a hundredfold rise gates nothing
 MAX_RELATIVE_PCT = 1e4
-
-
-def plausible(metric: str) -> tuple[float, float]:
-    """(lowest, highest) plausible value of the metric, in its unit."""
-    return PLAUSIBLE_BY_METRIC.get(metric) or PLAUSIBLE_BY_UNIT.get(METRICS[metric][0], (-math.inf, math.inf))
 
 
 @dataclass(frozen=True)

@@ -3,41 +3,11 @@ the headline figures as cards, the blame, and every metric with the reason where
 
 from __future__ import annotations
 
-from libreyolo_profile.metric_catalog import GPU, METRICS, is_cpu_profile, measured_unit
+from libreyolo_profile.metric_catalog import GPU, METRICS, is_cpu_profile, measured_unit, report_cards
 from libreyolo_profile.readers.model_identity import model_line
 from libreyolo_profile.readers.report_html import html_table, metric_unit, td, value_text, where
 from libreyolo_profile.readers.report_svg import blame_section, esc
 
-HEADLINE = {
-    "train": [
-        "step_ms",
-        "throughput_img_s",
-        "gpu_util_pct",
-        "tensorcore_pct",
-        "peak_vram_mb",
-        "peak_mem_mb",
-        "host_overhead_pct",
-        "launches_per_step",
-        "dataload_pct",
-        "leaf_busy_pct",
-        "profiler_overhead_pct",
-    ],
-    "infer": [
-        "step_ms",
-        "latency_p50_ms",
-        "latency_p90_ms",
-        "latency_p99_ms",
-        "throughput_img_s",
-        "gpu_util_pct",
-        "tensorcore_pct",
-        "peak_vram_mb",
-        "peak_mem_mb",
-        "host_overhead_pct",
-        "launches_per_step",
-        "leaf_busy_pct",
-        "profiler_overhead_pct",
-    ],
-}
 SEVERE_MARKS = {"thrashing", "random_weights"}
 
 
@@ -103,7 +73,7 @@ def cards(side: dict) -> str:
     metrics, reasons = s["metrics"], s["null_reasons"]
     out = []
     unprofiled = set(s["provenance"]["unprofiled_metrics"])
-    for name in HEADLINE[s["profile"]["kind"]]:
+    for name in report_cards(s["profile"]["kind"]):  # sql/metric_catalog.sql card_order
         if name not in metrics or (is_cpu_profile(s["profile"]) and METRICS[name][2] == GPU):
             continue  # a GPU figure on a CPU profile is an empty card: the metrics table says why
         value = metrics[name]

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from libreyolo_profile.metric_catalog import GPU, METRICS, is_cpu_profile, measured_unit, metric_note, null_reason
+from libreyolo_profile.metric_catalog import (
+    GPU,
+    METRICS,
+    is_cpu_profile,
+    measured_unit,
+    metric_note,
+    null_reason,
+    share_of,
+    shown_as_phase,
+    summary_metrics,
+)
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import fmt, fmt_metric, short_name, short_names, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
@@ -24,80 +34,10 @@ from libreyolo_profile.readers.summary_charts import bar_cells, print_blame, pri
 from libreyolo_profile.readers.summary_screen import show_first_screen
 from libreyolo_profile.store.document.marks import NO_DEVICE_EVENTS
 
-HEADLINE = [
-    "step_ms",
-    "throughput_img_s",
-    "ms_per_img",
-    "gpu_util_pct",
-    "tensorcore_pct",
-    "gemm_pct",
-    "memory_bound_pct",
-    "communication_pct",
-    "peak_vram_mb",
-    "peak_mem_mb",
-    "host_overhead_ms",
-    "host_overhead_pct",
-    "launches_per_step",
-    "per_launch_host_us",
-    "launch_api_us",
-    "kernel_gap_us",
-    "sync_ms",
-    "sync_pct",
-    "memcpy_ms",
-    "dataload_pct",
-    "to_device_pct",
-    "leaf_busy_pct",
-    "profiled_step_ms",
-    "profiler_overhead_pct",
-    "timing_cv_pct",
-    "gemm_conv_peak_pct",
-    "sol_step_ms",
-    "sol_step_pct",
-]
-LATENCY = [
-    "latency_p50_ms",
-    "latency_p90_ms",
-    "latency_p99_ms",
-    "preprocess_ms",
-    "preprocess_pct",
-    "forward_ms",
-    "forward_pct",
-    "postprocess_ms",
-    "postprocess_pct",
-]
 TOP_ROWS = 10
 
-# What each share on the screen is a share of (the catalogue's unit is a bare "%").
-SHARE_OF = {
-    "gpu_util_pct": "% of window",
-    "tensorcore_pct": "% of kernel time",
-    "gemm_pct": "% of kernel time",
-    "memory_bound_pct": "% of kernel time",
-    "communication_pct": "% of kernel time",
-    "host_overhead_pct": "% of step",
-    "sync_pct": "% of step",
-    "dataload_pct": "% of step",
-    "to_device_pct": "% of step",
-    "leaf_busy_pct": "% of step",
-    "preprocess_pct": "% of call",
-    "forward_pct": "% of call",
-    "postprocess_pct": "% of call",
-    "profiler_overhead_pct": "% slower than unprofiled",
-    "timing_cv_pct": "% of the mean",
-    "gemm_conv_peak_pct": "% of peak, FLOP-weighted",
-    "sol_step_pct": "% of profiled step",
-}
-# Per-phase figures the phases table already shows, with the same number: not repeated as metric rows.
-SHOWN_AS_PHASES = {
-    "dataload_pct",
-    "to_device_pct",
-    "preprocess_ms",
-    "preprocess_pct",
-    "forward_ms",
-    "forward_pct",
-    "postprocess_ms",
-    "postprocess_pct",
-}
+# The metrics shown, their order, the whole each share is of and the figures the phases table already shows
+# are sql/metric_catalog.sql's (summary_order, share_of, shown_as_phase).
 NOT_ON_CPU = "no device kernels were recorded, so GPU figures cannot be measured"
 
 
@@ -106,11 +46,7 @@ def headline_metrics(doc: dict) -> tuple[dict, dict]:
     null one ({name: reason}): what `summary --json` and the Python API's Profile.metrics carry."""
     kind = doc["kind"]
     on_cpu = is_cpu_profile(doc)
-    names = [
-        n
-        for n in HEADLINE + (LATENCY if kind == "infer" else [])
-        if kind in METRICS[n][1] and not (METRICS[n][2] == "cpu" and not on_cpu)
-    ]
+    names = [n for n in summary_metrics(kind) if not (METRICS[n][2] == "cpu" and not on_cpu)]
     metrics = {n: doc["metrics"].get(n) for n in names}
     return metrics, {n: null_reason(n, doc) for n, v in metrics.items() if v is None}
 
@@ -199,7 +135,7 @@ def _headline(s: dict) -> str:
 def _unit(name: str, on_cpu: bool, noun: str = "step") -> str:
     if name == "launches_per_step":  # per measured step: an inference profile's is a call
         return f"{launches_label(on_cpu)}/{noun}"
-    return SHARE_OF.get(name, METRICS[name][0]).replace(" step", f" {noun}")
+    return (share_of(name) or METRICS[name][0]).replace(" step", f" {noun}")
 
 
 def metric_rows(s: dict) -> tuple[list[list], list[str], dict[str, list[str]]]:
@@ -210,7 +146,7 @@ def metric_rows(s: dict) -> tuple[list[list], list[str], dict[str, list[str]]]:
     unprofiled = set(s["provenance"]["unprofiled_metrics"])
     rows, inapplicable, unavailable = [], [], {}
     for name, value in s["metrics"].items():
-        if with_phases and name in SHOWN_AS_PHASES and name not in unprofiled and value is not None:
+        if with_phases and shown_as_phase(name) and name not in unprofiled and value is not None:
             continue  # its phase row shows the same number; a null one still says why below
         if value is not None:
             relative = name in (s.get("metric_notes") or {})  # a peak of a trace of Bytes only

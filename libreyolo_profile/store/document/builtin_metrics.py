@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from libreyolo_profile.metric_catalog import METRICS
+from libreyolo_profile.metric_catalog import FROM_THE_DOCUMENT, METRICS
 from libreyolo_profile.store.document.headline import drop_thin_percentiles
 
 
@@ -28,7 +28,7 @@ def phase_wall_ms(raw: dict, kind: str) -> dict[str, float | None]:
 
 def builtin_metrics(raw: dict, kind: str, on_cpu: bool, steps: int | None) -> tuple[dict, dict]:
     """(metrics, null reasons). Only figures the built-in profiler measured by our definitions."""
-    m: dict = {name: None for name in METRICS if name not in ("bound", "bound_reason", "thrashing")}
+    m: dict = {name: None for name in METRICS if name not in FROM_THE_DOCUMENT}  # the document adds those
     reasons: dict = {}
     config = raw.get("config") or {}
     window = raw.get("window") or {}
