@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_traces, run_cli
+from conftest import ON_CI, REPO, require_traces, run_cli
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -419,6 +419,8 @@ def test_write_report_for_the_writers(tmp_path, trace, cache, monkeypatch):
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     if CHROMIUM is None:
+        if ON_CI:  # .ci/run installs it: a CI run without it would pass without ever opening a report
+            pytest.fail("chromium is not installed under CI=true (.ci/run installs the Debian package)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     b = Chromium(tmp_path_factory.mktemp("chromium-profile"))
     yield b
@@ -456,6 +458,61 @@ def test_report_renders_in_chromium(browser, reports, name):
         assert any("<" in n and ">" in n for n in found["kernelNames"])
     if name == "v100_vs":
         assert len(found["bound"]) == 2
+
+
+TIMELINE_PROBE = """(() => {
+  const svg = document.querySelector('svg.chart[data-chart="timeline"]');
+  if (!svg) return null;
+  svg.scrollIntoView();
+  const box = svg.getBoundingClientRect();
+  const full = [...svg.querySelectorAll('rect.lane-run')].filter(r => !r.hasAttribute('fill-opacity'));
+  return JSON.stringify({x: box.left + scrollX, y: box.top + scrollY, width: box.width, height: box.height,
+    runs: svg.querySelectorAll('rect.lane-run').length,
+    fills: [...new Set(full.map(r => r.getAttribute('fill')))],
+    lanes: [...svg.querySelectorAll('text.tick')].map(t => t.textContent)});
+})()"""
+
+
+def shoot_timeline(browser: Chromium, html: Path, shot: Path):
+    """The page's timeline: what the DOM holds, and a screenshot of just its region as a PIL image."""
+    from PIL import Image
+
+    session, events = open_page(browser, html.resolve().as_uri(), width=1400)
+    value = browser.send("Runtime.evaluate", {"expression": TIMELINE_PROBE, "returnByValue": True}, session=session)
+    assert value["result"].get("value"), "the page has no timeline"
+    found = json.loads(value["result"]["value"])
+    clip = {k: found[k] for k in ("x", "y", "width", "height")}
+    picture = browser.send(
+        "Page.captureScreenshot",
+        {"format": "png", "captureBeyondViewport": True, "clip": {**clip, "scale": 1}},
+        session=session,
+        timeout=60,
+    )
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    shot.write_bytes(base64.b64decode(picture["data"]))
+    return found, Image.open(shot).convert("RGB"), events
+
+
+@pytest.mark.parametrize("name", ["a100", "cpu_trace"])
+def test_timeline_lanes_are_painted_in_their_colours(browser, reports, name):
+    """Chromium lays the timeline out and paints its lanes: the region is not blank, and the colours of the
+    runs the DOM holds at full strength are on screen as pixels (a lane's cause or category colour)."""
+    path, _ = reports[name]
+    found, image, events = shoot_timeline(browser, path, ARTIFACTS / f"timeline_{name}.png")
+    assert not page_problems(events, path.resolve().as_uri())
+    assert found["width"] > 600 and found["height"] > 60 and found["runs"] > 0, found
+    assert "critical path (blame)" in found["lanes"] and "host phases" in found["lanes"]
+    if name == "a100":
+        assert any(lane.startswith("stream ") for lane in found["lanes"]), found["lanes"]
+    else:  # a CPU profile: host lanes only
+        assert not any("stream" in lane for lane in found["lanes"]), found["lanes"]
+    counts = image.getcolors(maxcolors=1 << 20)
+    assert counts is not None and len(counts) > 20, "the timeline region is blank"
+    white = sum(n for n, colour in counts if colour == (255, 255, 255))
+    assert white < 0.9 * image.width * image.height
+    on_screen = {"#%02x%02x%02x" % colour for _, colour in counts}
+    painted = [fill for fill in found["fills"] if fill.lower() in on_screen]
+    assert len(painted) >= min(3, len(found["fills"])) and painted, (found["fills"], len(counts))
 
 
 @pytest.mark.slow
