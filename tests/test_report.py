@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import fcntl
+import html
 import json
 import os
 import re
@@ -410,6 +411,38 @@ def test_write_report_for_the_writers(tmp_path, trace, cache, monkeypatch):
     page = written.read_text(encoding="utf-8")
     assert 'data-chart="steps"' in page and "dataload" in page
     assert not [p for p in profile.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_vs_report_lists_the_ops_and_kernels_that_moved(reports, work, cache):
+    """`report A --vs B` shows compare --ops/--kernels's diff of the same two sides (B before, A after): the
+    largest changes in its order, and how many got slower, faster, appeared and vanished."""
+    traces = require_traces()
+    page = reports["v100_vs"][0].read_text()
+    done = run_cli(
+        "compare",
+        str(traces / "v100_resnet50_workers4.json.gz"),
+        str(traces / "v100_resnet50_workers0.json.gz"),
+        "--ops",
+        "--kernels",
+        "--json",
+        cwd=work,
+        env={"XDG_CACHE_HOME": str(cache)},
+    )
+    assert done.returncode == 0, done.stderr
+    compared = json.loads(done.stdout)
+    for what in ("ops", "kernels"):
+        rows = compared[what]["rows"]
+        table = re.search(rf'<table class="items {what}">(.*?)</table>', page, re.S)
+        assert table, f"no {what} table"
+        shown = [html.unescape(n) for n in re.findall(r'<td class="name" title="([^"]*)"', table.group(1))]
+        assert shown == [r["name"] for r in rows[: len(shown)]] and len(shown) == min(len(rows), 15)
+        presence = re.findall(r'data-presence="(\w+)"', table.group(1))
+        assert presence == [r["presence"] for r in rows[: len(shown)]]
+        slower = sum(r["presence"] == "both" and r["delta_ms"] > 0 for r in rows)
+        new, gone = (sum(r["presence"] == p for r in rows) for p in ("new", "gone"))
+        assert f"{len(rows):,} {what} on either side: {slower} slower" in page
+        assert f"{new} new (only in this profile), {gone} gone (only in the baseline)" in page
+    assert any(r["presence"] != "both" for what in ("ops", "kernels") for r in compared[what]["rows"])
 
 
 # ---------------------------------------------------------------------------------------------

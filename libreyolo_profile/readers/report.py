@@ -163,7 +163,8 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
     # the positional profile is the one judged and --vs its baseline: the baseline is compare's
     # "before", so a delta reads "this profile minus the baseline" and a regression reads worse
     baseline_profile = opened(vs)
-    comparison = compare.compare_document(baseline_profile.loaded, left_profile.loaded)
+    # with the ops' and kernels' changes, as `compare --ops --kernels` diffs them (sql/compare_items.sql)
+    comparison = compare.compare_document(baseline_profile.loaded, left_profile.loaded, items=("ops", "kernels"))
     baseline = report_side(baseline_profile)
     page = report_page.compare_page(left, baseline, comparison)
     return page, {

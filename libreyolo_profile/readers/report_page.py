@@ -9,7 +9,7 @@ report_*.py modules."""
 from __future__ import annotations
 
 from libreyolo_profile.readers.report_breakdown import composition_section, kernels_section, ops_section
-from libreyolo_profile.readers.report_compare import BASELINE_LABEL, JUDGED_LABEL, compare_table
+from libreyolo_profile.readers.report_compare import BASELINE_LABEL, JUDGED_LABEL, compare_table, items_section
 from libreyolo_profile.readers.report_html import NARROW, WIDE
 from libreyolo_profile.readers.report_memory import memory_section
 from libreyolo_profile.readers.report_modules import modules_section
@@ -142,6 +142,7 @@ def compare_page(judged: dict, baseline: dict, comparison: dict) -> str:
         f'<p class="sub">{esc(JUDGED_LABEL)}: <code>{esc(judged["summary"]["profile"]["path"])}</code></p>'
         f'<p class="sub">{esc(BASELINE_LABEL)}: <code>{esc(baseline["summary"]["profile"]["path"])}</code></p>'
         + compare_table(comparison)
+        + items_section(comparison)
         + '<p class="note">both step charts share one time scale</p>'
         + '<div class="sides">'
         + _side_column(judged, JUDGED_LABEL, y_top)
