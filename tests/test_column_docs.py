@@ -1,7 +1,8 @@
-"""Column docs from one source: the comment above each output column of a sidecar table's SQL
-(sql/table_<name>.sql) says what docs/SCHEMA.md's table list says — the same columns in the same
-order, and the same unit. A column added, renamed, reordered or given another unit on one side only
-fails here.
+"""Column docs from one source: every sidecar table's columns are declared once, as rows of
+sql/sidecar_columns.sql (store/schema.py builds the parquet schemas and docs/SCHEMA.md's tables block from
+them). The SQL that computes a table (sql/table_<name>.sql) selects exactly those columns in that order, and
+the comment above each select item, which says what the code beside it computes, names the unit the
+vocabulary declares. A column added, renamed, reordered or given another unit on one side only fails here.
 
 The rule read from a comment: the comment lines right above a select item document it and every item
 after it up to the next comment (`-- mean, shortest and longest execution, µs` above three columns);
@@ -16,28 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from libreyolo_profile.store.schema import TABLES
+
 REPO = Path(__file__).resolve().parents[1]
-DOC = REPO / "docs" / "SCHEMA.md"
 UNITS = ("ms", "µs", "ns", "%", "count", "MiB", "MB", "img/s", "s", "GFLOP", "FLOP/byte", "TFLOP/s", "TB/s")
 _UNIT = re.compile(r"(?:^|(?<=[\s,(;:]))(" + "|".join(re.escape(u) for u in UNITS) + r")(?=$|[\s,;.)])")
 
 
 def documented_tables() -> dict[str, list[tuple[str, str]]]:
-    """docs/SCHEMA.md: table → [(column, unit)], unit '' where the docs say —."""
-    tables: dict[str, list[tuple[str, str]]] = {}
-    current = None
-    for line in DOC.read_text(encoding="utf-8").splitlines():
-        heading = re.match(r"^### `(\w+)` — `\1\.parquet`", line)
-        if heading:
-            current = tables.setdefault(heading.group(1), [])
-            continue
-        if line.startswith("#"):
-            current = None
-        row = re.match(r"^\| `(\w+)` \| [A-Z]+ \| [^|]+ \| ([^|]+) \|", line)
-        if current is not None and row:
-            unit = row.group(2).strip()
-            current.append((row.group(1), "" if unit == "—" else unit))
-    return tables
+    """sql/sidecar_columns.sql: table → [(column, unit)], unit '' where it has none."""
+    return {table: [(name, unit) for name, _, unit, _ in columns] for table, columns in TABLES.items()}
 
 
 def _split_items(code: str) -> list[tuple[int, str]]:
@@ -86,25 +75,24 @@ def _units(comment: str) -> str:
     return found.pop() if found else ""
 
 
-TABLES = sorted(documented_tables())
-
-
-def test_every_sidecar_table_is_documented_and_has_its_sql():
+def test_every_sidecar_table_is_declared_and_has_its_sql():
     on_disk = sorted(p.stem.removeprefix("table_") for p in (REPO / "sql").glob("table_*.sql"))
-    assert TABLES == on_disk
+    assert sorted(TABLES) == on_disk
 
 
-@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("table", sorted(TABLES))
 def test_sql_column_comments_say_what_the_docs_say(table):
     documented = documented_tables()[table]
     in_sql = sql_columns(REPO / "sql" / f"table_{table}.sql")
-    assert [c for c, _ in in_sql] == [c for c, _ in documented], "columns differ between the SQL and docs/SCHEMA.md"
+    assert [c for c, _ in in_sql] == [c for c, _ in documented], (
+        f"columns differ between sql/table_{table}.sql and sql/sidecar_columns.sql"
+    )
     differ = [
         (column, sql_unit or "—", doc_unit or "—")
         for (column, sql_unit), (_, doc_unit) in zip(in_sql, documented, strict=True)
         if sql_unit != doc_unit
     ]
-    assert differ == [], f"(column, unit in sql/table_{table}.sql, unit in docs/SCHEMA.md): {differ}"
+    assert differ == [], f"(column, unit in sql/table_{table}.sql, unit in sql/sidecar_columns.sql): {differ}"
 
 
 def test_the_checker_catches_a_planted_difference(tmp_path):

@@ -1,13 +1,12 @@
 """The versioned schemas of profile.json and of the parquet sidecars.
 
-Plain Python data on purpose: `get` and the docs import this without pyarrow or DuckDB.
+`get` and the docs import this without pyarrow or DuckDB: the sidecar tables' columns are the rows of
+sql/sidecar_columns.sql, which libreyolo_profile/vocabulary.py keeps in the user's cache.
 Column types are DuckDB/SQL type names; every engine that reads parquet maps them the same way.
 Bump TABLES_VERSION when a column changes meaning or type; adding a column is compatible.
 """
 
-from libreyolo_profile.store.tables_attribution import ATTRIBUTION_COLUMNS
-from libreyolo_profile.store.tables_job import JOB_COLUMNS
-from libreyolo_profile.store.tables_time import TIME_COLUMNS
+from libreyolo_profile.vocabulary import rows
 
 PROFILE_SCHEMA = "libreyolo-profile/profile"
 REPEAT_SCHEMA = "libreyolo-profile/repeat"
@@ -46,12 +45,18 @@ def phase_vocabulary() -> dict[str, list]:
     return {name: [row[i] for row in rows] for i, name in enumerate(("kind", "phase", "position", "compute"))}
 
 
-# table name -> [(column, type, unit, meaning)], in the order docs/SCHEMA.md lists them; the columns
-# themselves are catalogued by what the tables say: tables_time.py, tables_attribution.py, tables_job.py
-TABLES: dict[str, list[tuple[str, str, str, str]]] = {**TIME_COLUMNS, **ATTRIBUTION_COLUMNS, **JOB_COLUMNS}
+def _tables() -> dict[str, list[tuple[str, str, str, str]]]:
+    found: dict[str, list[tuple[str, str, str, str]]] = {row["name"]: [] for row in rows("sidecar_tables")}
+    for column in rows("sidecar_columns"):
+        found[column["table_name"]].append((column["column_name"], column["type"], column["unit"], column["meaning"]))
+    return found
+
+
+# table name -> [(column, type, unit, meaning)], in the order docs/SCHEMA.md lists them (sql/sidecar_columns.sql)
+TABLES: dict[str, list[tuple[str, str, str, str]]] = _tables()
 
 # The tables only a job profile (several ranks' traces, store/document/job.py) fills; empty otherwise.
-JOB_TABLES: tuple[str, ...] = tuple(JOB_COLUMNS)
+JOB_TABLES: tuple[str, ...] = tuple(row["name"] for row in rows("sidecar_tables") if row["job_only"])
 
 # The parquet physical type our sidecar writer (store/disk/sidecars.py) gives each column type: a sidecar
 # is trusted only when its footer lists exactly these (store/crossrun/footers.py, store/disk/loader.py).
