@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import duckdb
 import pyarrow as pa
 
@@ -13,10 +15,14 @@ from libreyolo_profile.store.schema import phase_vocabulary
 
 RAW_EVENTS_SCHEMA = EVENT_SCHEMA.append(pa.field("event_seq", pa.int64()))
 
-# DuckDB spills past this instead of growing with the trace. The first summary of a 1 GB trace peaked at
-# 2.4 GB without a limit; with the decoder's pages let go as they are read, at 1,233 MiB with "1GB" and at
-# 963 MiB with this, 3 s slower (32 s; benchmarks/bench_ingest.py).
-MEMORY_LIMIT = "500MB"
+# DuckDB spills past its memory limit instead of growing with the trace. The limit is sized from the memory
+# this process may still take (memory_limit_bytes): a fixed 500 MB cost a 1 GB trace's first summary ~21% more
+# CPU and ~2 GB of spill writes where the machine had the memory to spare; the trade is in
+# docs/design/performance.md. Never below MEMORY_FLOOR (the old fixed limit), never above MEMORY_CEILING.
+MEMORY_FLOOR = 500 * 10**6
+MEMORY_CEILING = 2 << 30
+MEMORY_SHARE = 4  # a quarter of what is available: concurrent analyses (import --jobs) each take theirs
+MEMORY_LIMIT_ENV = "LIBREYOLO_PROFILE_ANALYSIS_MEMORY"  # bytes, overriding the sizing (benchmarks, tight hosts)
 
 
 def _spill_directory() -> str:
@@ -33,10 +39,65 @@ def _spill_directory() -> str:
         return ""
 
 
+def memory_limit_bytes() -> int:
+    """The analysis's DuckDB memory limit: a quarter of the memory available to this process (the kernel's
+    MemAvailable, or less where a cgroup allows less), bounded by MEMORY_FLOOR and MEMORY_CEILING; or
+    $LIBREYOLO_PROFILE_ANALYSIS_MEMORY bytes where that is set to a positive number."""
+    override = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if override.isdigit() and int(override) > 0:
+        return int(override)
+    available = available_memory_bytes()
+    if available is None:
+        return MEMORY_FLOOR
+    return max(MEMORY_FLOOR, min(MEMORY_CEILING, available // MEMORY_SHARE))
+
+
+def available_memory_bytes() -> int | None:
+    """What this process may still take before the machine or its cgroup runs short: /proc/meminfo's
+    MemAvailable, less where the cgroup (v2 memory.max, or v1 memory.limit_in_bytes) leaves less room
+    above what it already uses. None where neither can be read (not Linux)."""
+    available = _meminfo_available()
+    room = _cgroup_room()
+    if available is None or room is None:
+        return available if room is None else room
+    return min(available, room)
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_room() -> int | None:
+    """The cgroup's limit less its usage, in bytes; None without a limit (or no cgroup to read)."""
+    for limit_file, usage_file in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+    ):
+        try:
+            limit = open(limit_file).read().strip()
+        except OSError:
+            continue
+        if not limit.isdigit() or int(limit) >= 1 << 60:  # "max", or v1's "no limit" (a page-rounded 2^63)
+            return None
+        try:
+            usage = int(open(usage_file).read().strip())
+        except (OSError, ValueError):
+            usage = 0
+        return max(int(limit) - usage, 0)
+    return None
+
+
 def open_connection() -> duckdb.DuckDBPyConnection:
     con = without_progress_bar(duckdb.connect(":memory:"))  # blame.sql on a busy machine passes its 2 s wait
     con.execute("SET temp_directory = $dir", {"dir": _spill_directory()})
-    con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
+    con.execute("SET memory_limit = $limit", {"limit": f"{memory_limit_bytes() >> 20}MiB"})
     # the phase names live once, in store/schema.py; the SQL reads them as a table
     con.execute(
         "CREATE OR REPLACE TEMP TABLE phase_vocabulary AS SELECT unnest($kind) AS kind, unnest($phase) AS phase, "
