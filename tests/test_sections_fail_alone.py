@@ -15,7 +15,8 @@ from libreyolo_profile import sqlmodules
 from libreyolo_profile.store.document import marks
 from libreyolo_profile.store.document.finite import NON_FINITE_REASON, settle_non_finite
 from libreyolo_profile.store.document.from_trace import profile_from_trace
-from libreyolo_profile.store.sections import OPTIONAL_SECTIONS
+from libreyolo_profile.store.ingest.analyse import analyse_trace
+from libreyolo_profile.store.sections import FIRST_READ, OPTIONAL_SECTIONS
 from tests.conftest import require_traces, run_cli
 
 TRACE = "h100_vit_image_classifier"  # every section has rows on it: modules, memory, roofline, advice, a timeline
@@ -46,7 +47,7 @@ def _depends_on(section: str) -> set[str]:
     return {name for name, s in OPTIONAL_SECTIONS.items() if needed in sqlmodules.dependency_order(s.module, modules)}
 
 
-@pytest.mark.parametrize("section", list(OPTIONAL_SECTIONS))
+@pytest.mark.parametrize("section", FIRST_READ)
 def test_a_section_that_fails_leaves_the_rest_of_the_profile(monkeypatch, traces_dir, baseline, section):
     plant(monkeypatch, OPTIONAL_SECTIONS[section].module)
     doc = profile_from_trace(traces_dir / f"{TRACE}.json.gz")
@@ -73,6 +74,32 @@ def test_a_section_that_fails_leaves_the_rest_of_the_profile(monkeypatch, traces
             assert doc["metrics"][name] == value, name
     assert doc["verdict"]["bound"] == baseline["verdict"]["bound"]
     json.dumps(doc, allow_nan=False)
+
+
+LATER = [name for name in OPTIONAL_SECTIONS if name not in FIRST_READ]
+
+
+@pytest.mark.parametrize("section", LATER)
+def test_a_section_the_first_read_does_not_need_is_not_computed_by_it(monkeypatch, traces_dir, baseline, section):
+    """The first read never runs it (a planted failure in it changes nothing), and it fails alone where asked
+    for (a job asks for the ranks' timeline)."""
+    assert LATER == ["ranks"]  # the verdict or the first screen needs every other: store/sections.py says what
+    plant(monkeypatch, OPTIONAL_SECTIONS[section].module)
+    doc = profile_from_trace(traces_dir / f"{TRACE}.json.gz")
+    assert marks.SECTION_UNAVAILABLE not in doc["marks"]
+    assert doc["tables"] == baseline["tables"] and doc["verdict"] == baseline["verdict"]
+    assert doc["metrics"] == baseline["metrics"]
+    asked = analyse_trace(traces_dir / f"{TRACE}.json.gz", sections=(section,))
+    assert section in asked["sections"] and "planted failure" in asked["unavailable"][section]
+    assert asked["timeline"] == [] and asked["metrics"] == analyse_trace(traces_dir / f"{TRACE}.json.gz")["metrics"]
+
+
+def test_the_first_read_holds_its_sections_and_a_job_the_ranks_timeline(traces_dir):
+    first = analyse_trace(traces_dir / f"{TRACE}.json.gz")
+    assert first["sections"] == list(FIRST_READ) and first["timeline"] == []
+    job = analyse_trace(traces_dir / f"{TRACE}.json.gz", sections=("ranks",))
+    assert job["sections"] == [*FIRST_READ, "ranks"] and job["timeline"]  # the trace has steps on the clock
+    assert job["metrics"] == first["metrics"] and job["tables"] == first["tables"]
 
 
 @pytest.mark.cold_cache

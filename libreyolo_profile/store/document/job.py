@@ -196,7 +196,7 @@ def _arrow(rows: list[dict], types: dict[str, str]) -> pa.Table:
 def job_document(inputs: list[Path]) -> dict:
     """The job profile of the rank traces in `inputs` (files, or directories of them)."""
     traces = job_traces(inputs)
-    analyses = [analyse_trace(t) for t in traces]
+    analyses = [analyse_trace(t, sections=("ranks",)) for t in traces]  # the job reads each rank's timeline
     ranks, world, source = resolve_ranks(traces, analyses)
     doc, ordered = assemble_job(
         traces,
@@ -216,7 +216,7 @@ def measured_job_document(traces: list[Path], captures: list, *, kind: str, meas
     setup's records (`measured`: command, settings, environment, model, marks); with the trace the
     profile keeps, the metrics rank's."""
     analyses = [
-        analyse_trace(t, kind, c.images_per_step, cpu_peak=measured["environment"].get("cpu_peak"))
+        analyse_trace(t, kind, c.images_per_step, cpu_peak=measured["environment"].get("cpu_peak"), sections=("ranks",))
         for t, c in zip(traces, captures, strict=True)
     ]
     ranks, world, source = resolve_ranks(traces, analyses)

@@ -16,7 +16,7 @@ from libreyolo_profile.sqlmodules import run_module
 from libreyolo_profile.store.decode.parse import damage_notes, parse_trace
 from libreyolo_profile.store.ingest.timeline import compute_metrics, ingest
 from libreyolo_profile.store.schema import JOB_TABLES, TABLES
-from libreyolo_profile.store.sections import OPTIONAL_SECTIONS, Section
+from libreyolo_profile.store.sections import FIRST_READ, OPTIONAL_SECTIONS, Section
 
 # a job's tables need every rank: store/document/job.py builds them; one trace leaves them empty
 TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES if name not in JOB_TABLES}
@@ -32,9 +32,15 @@ def analyse_trace(
     images_per_step: int | None = None,
     cpu_peak: dict | None = None,
     rank: int | None = None,
+    sections: tuple[str, ...] = (),
 ) -> dict:
     """cpu_peak: the CPU's measured roof (measure/cpu_peak.py), which only run/infer can give.
-    rank: the rank a job import decided for this trace (store/document/job.py); else the trace's own."""
+    rank: the rank a job import decided for this trace (store/document/job.py); else the trace's own.
+    sections: the optional sections to compute besides the first read's (store/sections.py FIRST_READ, which
+    the metrics and the verdict stand on), e.g. ("ranks",) for a job; the analysis's "sections" lists those
+    it holds (computed, or tried: "unavailable" says which failed), and a section it does not hold is no
+    figure of its profile."""
+    held = _sections_held(sections)
     parsed = parse_trace(path, progress=TraceReadingProgress)
     with _core_stage(path, "reading the trace's events into steps, ops and device work"):
         con = ingest(parsed, kind_hint)  # lets the raw columns go once DuckDB holds what it needs
@@ -55,8 +61,8 @@ def analyse_trace(
         metrics = _metrics_and_sections(con, path, images_per_step, unavailable)
         kind, kind_inferred, phases_annotated = con.execute("SELECT * FROM profile_kind").fetchone()
         tables = _sidecar_tables(con, path, unavailable)
-        timeline = []
-        if _run_section(con, "ranks", OPTIONAL_SECTIONS["ranks"], unavailable, path):
+        timeline = []  # a job's rank timeline (store/document/job.py), only where asked for
+        if "ranks" in held and _run_section(con, "ranks", OPTIONAL_SECTIONS["ranks"], unavailable, path):
             timeline = _module_rows(con, OPTIONAL_SECTIONS["ranks"].module)
         nesting_cut = _nesting_cut(con)  # read after the tables, since modules.sql runs with table_modules
         with _core_stage(path, "the devices"):
@@ -81,18 +87,25 @@ def analyse_trace(
         "duration_events": durations[0],
         "usable_durations": durations[1],
         "unavailable": unavailable,
+        "sections": list(held),
     }
 
 
+def _sections_held(asked: tuple[str, ...]) -> tuple[str, ...]:
+    """The first read's sections and those asked for, in run order; a name that is no section is a bug."""
+    unknown = sorted(set(asked) - set(OPTIONAL_SECTIONS))
+    assert not unknown, f"no such section: {unknown}"
+    return tuple(name for name in OPTIONAL_SECTIONS if name in FIRST_READ or name in asked)
+
+
 def _metrics_and_sections(con, path: Path, images_per_step: int | None, unavailable: dict[str, str]) -> dict:
-    """The metrics, after the core they stand on and every optional section but the ranks' (each failing alone:
-    `unavailable` says which did and why, and their metrics are null)."""
+    """The metrics, after the core they stand on and the first read's sections, which they read (each failing
+    alone: `unavailable` says which did and why, and their metrics are null)."""
     with _core_stage(path, "the blame of each step"):
         for module in _SECTION_GROUND:
             run_module(con, module)
-    for name, section in OPTIONAL_SECTIONS.items():
-        if name != "ranks":
-            _run_section(con, name, section, unavailable, path)
+    for name in FIRST_READ:
+        _run_section(con, name, OPTIONAL_SECTIONS[name], unavailable, path)
     with _core_stage(path, "the metrics"):
         metrics = compute_metrics(con, images_per_step)
     for name in unavailable:
