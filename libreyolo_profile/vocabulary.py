@@ -12,10 +12,10 @@ module is read again and a cached one costs a file read. A cache that cannot be 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
+import zlib
 from functools import cache
 from pathlib import Path
 
@@ -63,34 +63,26 @@ def _from_sql(module: str) -> dict[str, list[dict]]:
             con.close()
 
 
-def _texts(name: str) -> list[str]:
-    """The SQL the module's rows depend on: its own and, depth first, that of every module it requires."""
-    from libreyolo_profile.sqlmodules import module
-
-    return [sql_text(name), *(text for needed in module(name).requires for text in _texts(needed))]
-
-
 @cache
 def _module_rows(module: str) -> dict[str, list[dict]]:
     """The module's tables, from the cache when it holds this version of the module, else from DuckDB (and
     then kept there). Either way the rows are what JSON carries, so a hit and a miss give the same values."""
-    key = hashlib.sha256("\0".join([_CACHE_FORMAT, *_texts(module)]).encode()).hexdigest()[:20]
+    text = sql_text(module)  # a vocabulary module requires nothing (tests/test_metric_catalog.py): its own SQL
+    key = f"{_CACHE_FORMAT}-{zlib.crc32(text.encode()):08x}-{len(text):x}"  # is all its rows depend on
     path = _cache_directory() / f"{module.removesuffix('.sql')}-{key}.json"
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pass
-    text = json.dumps(_from_sql(module), ensure_ascii=False)
-    try:
+    found = json.dumps(_from_sql(module), ensure_ascii=False)
+    try:  # another version's file stays: two installs sharing the cache must not evict each other's
         path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in path.parent.glob(f"{module.removesuffix('.sql')}-*.json"):
-            stale.unlink(missing_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(text, encoding="utf-8")
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        temporary.write_text(found, encoding="utf-8")
         os.replace(temporary, path)  # readers see the whole file or none
     except OSError:
         pass
-    return json.loads(text)
+    return json.loads(found)
 
 
 def rows(table: str) -> tuple[dict, ...]:

@@ -1,7 +1,9 @@
-"""The metric catalogue and sql/metrics.sql stay in step: a new metric is one SQL column plus one
-METRICS line (libreyolo_profile/metric_catalog.py says so at its top), and this is the test that fails
-when only one of the two was written. Also the rules the trace alone decides, now in sql/metrics.sql:
-peak_mem_mb per device type and the CPU profile whose overhead cannot be told from work.
+"""The metric vocabulary and sql/metrics.sql stay in step: a new metric is one SQL column plus one row of
+sql/metric_catalog.sql (libreyolo_profile/metric_catalog.py says so at its top), and this is the test that
+fails when only one of the two was written. The rows hold together (a share's whole, a screen's order, a
+unit with a range), and the vocabulary's cache (libreyolo_profile/vocabulary.py) gives the SQL's rows, read
+again when the SQL changes. Also the rules the trace alone decides, now in sql/metrics.sql: peak_mem_mb per
+device type and the CPU profile whose overhead cannot be told from work.
 
 The traces are tiny synthetic Kineto traces (tests/synthetic_traces.py); times in µs."""
 
@@ -11,7 +13,17 @@ import json
 
 import pytest
 
-from libreyolo_profile.metric_catalog import FROM_OUTSIDE_THE_TRACE, INTERNAL_COLUMNS, METRICS
+from libreyolo_profile import vocabulary
+from libreyolo_profile.metric_catalog import (
+    FROM_OUTSIDE_THE_TRACE,
+    INTERNAL_COLUMNS,
+    KINDS,
+    METRICS,
+    compared_metrics,
+    metric_row,
+    report_cards,
+    summary_metrics,
+)
 from libreyolo_profile.store.ingest.analyse import analyse_trace
 from tests.conftest import cli_json
 from tests.synthetic_traces import A100, GEMM_TENSORCORE, T0_US, annotation, kernel, op, runtime, write_trace
@@ -121,3 +133,82 @@ def test_the_document_keeps_internal_columns_out(tmp_path):
     cli_json("import", str(trace), "--project", str(out))
     doc = json.loads(next(out.rglob("profile.json")).read_text())
     assert set(doc["metrics"]) == set(METRICS)
+
+
+# ---------------------------------------------------------------------------------------------
+# the rows hold together
+
+
+def test_the_rows_hold_together():
+    units = {row["unit"] for row in vocabulary.rows("metric_units")}
+    for name in METRICS:
+        row = metric_row(name)
+        assert set(row["kinds"]) <= set(KINDS) and row["kinds"], name
+        assert row["device"] in ("any", "gpu", "cpu"), name
+        assert row["type"] in ("DOUBLE", "VARCHAR", "BOOLEAN"), name
+        assert row["unit"] in units | {""}, name
+        assert row["better"] in ("higher", "lower", None), name
+        if row["share_of"] is not None:
+            assert row["unit"] == "%" and row["share_of"].startswith("% "), name
+        if row["lowest"] is not None or row["highest"] is not None:
+            assert row["lowest"] < row["highest"], name
+    for column in ("summary_order", "card_order", "compare_order"):
+        placed = [metric_row(n)[column] for n in METRICS if metric_row(n)[column] is not None]
+        assert len(placed) == len(set(placed)), f"two metrics share a place in {column}"
+    assert not {metric_row(n)["origin"] for n in INTERNAL_COLUMNS} - {"internal"}
+
+
+def test_each_screen_shows_only_what_applies():
+    for kind in KINDS:
+        for name in summary_metrics(kind) + report_cards(kind) + [m for m, _ in compared_metrics(kind)]:
+            assert kind in METRICS[name][1], (kind, name)
+    # a comparison of profiles of no known kind compares the metrics of every kind, with their directions
+    assert compared_metrics(None) == [(n, b) for n, b in compared_metrics("train") if set(METRICS[n][1]) == set(KINDS)]
+    assert ("step_ms", False) in compared_metrics(None) and ("throughput_img_s", True) in compared_metrics(None)
+
+
+# ---------------------------------------------------------------------------------------------
+# the cache of the vocabulary's rows
+
+
+def test_a_vocabulary_module_requires_nothing():
+    """Its cached rows are named by its own SQL only, which holds while it requires no other module."""
+    from libreyolo_profile.sqlmodules import module
+
+    for name in set(vocabulary._MODULES.values()):
+        assert module(name).requires == (), name
+
+
+def _fresh(monkeypatch, cache):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    vocabulary._module_rows.cache_clear()
+
+
+def test_cached_rows_are_the_sql_rows_and_an_edit_reads_the_sql_again(tmp_path, monkeypatch):
+    try:
+        _fresh(monkeypatch, tmp_path)
+        first = vocabulary.rows("metric_catalog")  # a miss: DuckDB, then kept
+        assert list(first) == json.loads(json.dumps(vocabulary._from_sql("metric_catalog.sql")["metric_catalog"]))
+        kept = list((tmp_path / "libreyolo-profile" / "vocabulary").glob("metric_catalog-*.json"))
+        assert len(kept) == 1
+        planted = json.loads(kept[0].read_text(encoding="utf-8"))
+        planted["metric_catalog"][0]["meaning"] = "planted"
+        kept[0].write_text(json.dumps(planted), encoding="utf-8")
+        vocabulary._module_rows.cache_clear()
+        assert vocabulary.rows("metric_catalog")[0]["meaning"] == "planted"  # a hit reads the file
+        edited = vocabulary.sql_text("metric_catalog.sql") + "\n-- edited\n"
+        monkeypatch.setattr(vocabulary, "sql_text", lambda name: edited)
+        vocabulary._module_rows.cache_clear()
+        assert vocabulary.rows("metric_catalog") == first  # another SQL: the planted file is not its rows
+    finally:
+        vocabulary._module_rows.cache_clear()
+
+
+def test_a_cache_that_cannot_be_written_still_answers(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    try:
+        _fresh(monkeypatch, blocker)
+        assert [row["name"] for row in vocabulary.rows("sidecar_tables")][:2] == ["kernels", "ops"]
+    finally:
+        vocabulary._module_rows.cache_clear()
