@@ -7,7 +7,7 @@ Without --trace, the trace is benchmarks/bench_ingest.py's: a real one
 (../shared/traces/a100_cutlass_adam_rank0.json.gz) replicated to --size MB under /tmp. One in-process run;
 the statements are split out of each SQL module with DuckDB's own parser and run one by one on the
 analysis's connection, so their sum is the analysis's SQL time to within a statement's overhead.
---memory-limit replaces the analysis's DuckDB memory limit (store/ingest/timeline.py: MEMORY_LIMIT), to
+--memory-limit replaces the analysis's DuckDB memory limit (store/ingest/timeline.py: memory_limit_bytes), to
 show what the limit costs in time and saves in RSS.
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 from bench_ingest import OUT, _tree_rss_kb, build_trace
 
-DEFAULT_LIMIT = "the analysis's own (store/ingest/timeline.py: MEMORY_LIMIT)"
+DEFAULT_LIMIT = "the analysis's own (store/ingest/timeline.py: memory_limit_bytes)"
 # the object a statement creates, for the table of statements
 _CREATED = re.compile(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?(?:TABLE|VIEW|MACRO)\s+(\w+)", re.I)
 

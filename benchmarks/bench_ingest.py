@@ -1,12 +1,17 @@
 """Ingest of big PyTorch profiler traces: our streaming parser and the first/second `summary` call,
 beside HolisticTraceAnalysis (HTA) loading the same trace under a memory cap.
 
-    python benchmarks/bench_ingest.py [--sizes 100,1000] [--runs 3] [--hta-python /tmp/hta-venv/bin/python]
+    python benchmarks/bench_ingest.py [--sizes 100,1000] [--runs 3] [--hta-python /tmp/hta-venv/bin/python] [--keep]
 
 Big traces are built from a real one (../shared/traces/a100_cutlass_adam_rank0.json.gz) by
 replicating its steps with shifted timestamps and fresh ids, keeping Kineto's text layout; they are
-written under /tmp (never into the repository). Every measurement runs in a fresh process; peak RSS
-is summed over the process and its children (sampled from /proc every 10 ms).
+written into a private directory under /tmp (never into the repository) and deleted at the end unless
+--keep (then under /tmp/libreyolo-profile-bench, reused by the next run and by
+bench_analysis_statements.py). Every measurement runs in a fresh process: wall seconds, CPU seconds
+(user + system from wait4: the process and every child it waited for) and peak RSS summed over the process
+and its children (sampled from /proc every 10 ms). The first summary's line says its wall, CPU seconds and
+peak RSS against the file's size (the issue's target for 1 GB: at most 10 s and 1x the size), and against
+HTA's load of the same file in CPU seconds (HTA stopped at --hta-timeout, 600 s, and said so).
 
 HTA is not a dependency of this project: install it into a throwaway venv, e.g.
     python -m venv /tmp/hta-venv && /tmp/hta-venv/bin/pip install HolisticTraceAnalysis
@@ -19,6 +24,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -99,24 +105,32 @@ def _tree_rss_kb(pid: int) -> int:
 
 
 def measure(cmd: list[str], env: dict | None = None, timeout: float = 1200) -> dict:
-    """Run `cmd` in a fresh process: wall seconds, peak RSS of its process tree (MiB), rc, output."""
+    """Run `cmd` in a fresh process: wall seconds, CPU seconds (wait4: it and its waited-for children), peak
+    RSS of its process tree (MiB), rc, output, and whether it was stopped at `timeout`."""
     full_env = dict(os.environ, **(env or {}))
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=full_env)
-        peak = 0
-        while proc.poll() is None:
+        peak, stopped = 0, False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                break
             peak = max(peak, _tree_rss_kb(proc.pid))
-            if time.perf_counter() - start > timeout:
+            if time.perf_counter() - start > timeout and not stopped:
                 proc.kill()
+                stopped = True
             time.sleep(0.01)
         wall = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
         return {
             "wall_s": wall,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_mb": peak / 1024,
             "rc": proc.returncode,
+            "stopped": stopped,
             "stdout": out.read().decode(errors="replace"),
             "stderr": err.read().decode(errors="replace"),
         }
@@ -149,8 +163,8 @@ def _fmt(runs: list[float], unit: str) -> str:
     return f"median {statistics.median(runs):.2f} {unit} (runs: {', '.join(f'{r:.2f}' for r in runs)})"
 
 
-def bench_size(size_mb: int, runs: int, hta_python: str | None, hta_cap_gb: float) -> None:
-    trace = build_trace(size_mb, OUT / f"trace_{size_mb}mb.json")
+def bench_size(size_mb: int, runs: int, hta_python: str | None, hta_cap_gb: float, home: Path, hta_timeout: float):
+    trace = build_trace(size_mb, home / f"trace_{size_mb}mb.json")
     size = trace.stat().st_size
     print(f"\n== {size / 1e6:.0f} MB trace ({trace})", flush=True)
     walls, peaks, events = [], [], None
@@ -176,25 +190,35 @@ def bench_size(size_mb: int, runs: int, hta_python: str | None, hta_cap_gb: floa
             status = "ok" if r["rc"] == 0 else f"rc={r['rc']}: {r['stderr'].strip().splitlines()[-1:]}"
             ratio = r["peak_mb"] * 2**20 / size
             print(
-                f"summary --json, {label}: {r['wall_s']:.2f} s, "
-                f"peak RSS {r['peak_mb']:.0f} MiB = {ratio:.2f}x the trace size, {status}"
+                f"summary --json, {label}: {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} CPU-s, "
+                f"peak RSS {r['peak_mb']:.0f} MiB = {ratio:.2f}x the trace's {size / 2**20:.0f} MiB, "
+                f"load {os.getloadavg()[0]:.2f}, {status}"
             )
     our_rate = events / statistics.median(walls)
     if hta_python:
         cap = int(hta_cap_gb * 2**30)
-        r = measure(["prlimit", f"--as={cap}", hta_python, "-c", HTA_SNIPPET, str(trace)], timeout=900)
-        if r["rc"] == 0:
+        r = measure(["prlimit", f"--as={cap}", hta_python, "-c", HTA_SNIPPET, str(trace)], timeout=hta_timeout)
+        what = f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space)"
+        if r["stopped"]:
+            print(
+                f"{what}: stopped at {hta_timeout:.0f} s without finishing ({r['cpu_s']:.1f} CPU-s by then, peak RSS "
+                f"{r['peak_mb']:.0f} MiB); ours' first summary took {first['cpu_s']:.1f} CPU-s: HTA / ours > "
+                f"{r['cpu_s'] / first['cpu_s']:.1f}x in CPU"
+            )
+        elif r["rc"] == 0:
             rows, _inner = r["stdout"].split()
             rate = events / r["wall_s"]
             print(
-                f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): {r['wall_s']:.1f} s, "
-                f"{rate / 1e6:.3f} M events/s, peak RSS {r['peak_mb']:.0f} MiB; ours is {our_rate / rate:.0f}x faster"
+                f"{what}: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} CPU-s, {rate / 1e6:.3f} M events/s, peak RSS "
+                f"{r['peak_mb']:.0f} MiB; our parse is {our_rate / rate:.0f}x faster; HTA's load / our whole first "
+                f"summary = {r['cpu_s'] / first['cpu_s']:.2f}x in CPU, {r['peak_mb'] / max(first['peak_mb'], 1):.2f}x "
+                "in peak RSS"
             )
         else:
             tail = (r["stderr"].strip().splitlines() or ["(no message)"])[-1]
             print(
-                f"HTA TraceAnalysis load (cap {hta_cap_gb:g} GiB address space): FAILED rc={r['rc']} after "
-                f"{r['wall_s']:.1f} s, peak RSS {r['peak_mb']:.0f} MiB: {tail[:300]}"
+                f"{what}: FAILED rc={r['rc']} after {r['wall_s']:.1f} s ({r['cpu_s']:.1f} CPU-s), peak RSS "
+                f"{r['peak_mb']:.0f} MiB: {tail[:300]}"
             )
 
 
@@ -204,15 +228,34 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="fresh-process parse runs per size")
     parser.add_argument("--hta-python", default="/tmp/hta-venv/bin/python", help="python of a venv with HTA")
     parser.add_argument("--hta-cap-gb", type=float, default=16, help="address-space cap for HTA (prlimit --as)")
+    parser.add_argument("--hta-timeout", type=float, default=600, help="seconds before HTA is stopped (600)")
+    parser.add_argument("--keep", action="store_true", help=f"keep the built traces in {OUT} for the next run")
     args = parser.parse_args()
     if not SOURCE.is_file():
         sys.exit(f"source trace not found: {SOURCE}")
     hta = args.hta_python if args.hta_python and Path(args.hta_python).exists() else None
     if hta is None:
-        print(f"(HTA not run: no python at {args.hta_python})")
-    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
-    for size in (int(s) for s in args.sizes.split(",")):
-        bench_size(size, args.runs, hta, args.hta_cap_gb)
+        print(f"(HTA not run: no python at {args.hta_python}; benchmarks/bench_first_read.py makes one)")
+    print(
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}; "
+        f"memory available {_available_gib()}"
+    )
+    home = OUT if args.keep else Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    try:
+        for size in (int(s) for s in args.sizes.split(",")):
+            bench_size(size, args.runs, hta, args.hta_cap_gb, home, args.hta_timeout)
+    finally:
+        if not args.keep:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _available_gib() -> str:
+    try:
+        with open("/proc/meminfo") as handle:
+            kb = next(int(line.split()[1]) for line in handle if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError):
+        return "unknown"
+    return f"{kb / 2**20:.1f} GiB (the analysis's DuckDB limit is sized from it: store/ingest/timeline.py)"
 
 
 if __name__ == "__main__":
