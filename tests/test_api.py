@@ -331,3 +331,49 @@ def test_a_dropped_or_replaced_table_is_one_line():
     p.con.execute("CREATE TABLE kernels AS SELECT 1 AS one")
     with pytest.raises(lp.UsageError, match="table kernels was replaced"):
         p.summary()
+
+
+def _python_blocks(after_heading: str) -> list[str]:
+    """The ```python blocks of docs/PYTHON.md's section under `after_heading`, up to the next section."""
+    import re
+
+    text = (REPO / "docs" / "PYTHON.md").read_text()
+    section = text.split(f"## {after_heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+@pytest.mark.parametrize("heading", ["The daily analyses, one line each", "Comparisons and what-if"])
+def test_the_documented_examples_run(heading, tmp_path):
+    """docs/PYTHON.md's examples run as written, from a directory beside the shared traces (their paths are
+    ../shared/traces/…; what import_job writes goes under it, never into the checkout)."""
+    require_module("pandas", "notebook")
+    traces = require_traces()
+    (tmp_path / "shared").symlink_to(traces.parent, target_is_directory=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    code = "\n".join(_python_blocks(heading))
+    assert "lp." in code, "the section lost its examples"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, cwd=work)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_comparison_says_what_the_gate_said(trace):
+    """An inconclusive gate (one run a side: no spread to judge by) reads INCONCLUSIVE in the repr and the HTML,
+    as `compare` prints it, never 'passed'; ops and kernels are compare --ops/--kernels."""
+    import libreyolo_profile as lp
+
+    before, after = str(trace(BEFORE)), str(trace(AFTER))
+    c = lp.compare(before, after, fail_on=["step_ms:+5%"], ops=True, kernels=True)
+    run = run_cli("compare", before, after, "--fail-on", "step_ms:+5%", "--ops", "--kernels", "--json")
+    cli = json.loads(run.stdout)
+    assert cli["gate"]["status"].startswith("INCONCLUSIVE") and c.status == "INCONCLUSIVE"
+    assert c.inconclusive == ["step_ms:+5%"] and not c.failed and c.exit_code == run.returncode == 0
+    assert repr(c).endswith("gate INCONCLUSIVE>") and "pass" not in repr(c)
+    assert "<b>gate: INCONCLUSIVE" in c._repr_html_()
+    for what in ("ops", "kernels"):
+        assert _rows(getattr(c, what)) == _plain(cli[what]["rows"])
+    passed = lp.compare(before, after, fail_on=["step_ms:+5000%"])
+    assert passed.status in ("pass", "INCONCLUSIVE") and repr(passed).endswith(f"gate {passed.status}>")
+    assert repr(lp.compare(before, after)).endswith("'>")  # no rule, no gate
+    with pytest.raises(lp.UsageError, match="ops=True"):
+        _ = lp.compare(before, after).ops
