@@ -4,7 +4,10 @@
 -- Answers: the peak and when, what ran then and what held it, the churn, the top allocating ops and
 -- modules and a level-over-time a terminal can draw. Builds a view and three table macros the reader selects from:
 --   memory_summary              one row per device
---   memory_top_ops(top)         per device the `top` ops by the net bytes they left allocated (rank 1 = most)
+--   memory_top_ops(top)         per device the `top` ops by the bytes their calls handed on: allocated and not
+--                               freed by the op itself, summed over every call in the window (freed later by
+--                               other ops: a figure past the peak is no leak; net_to_peak_mb is what was held
+--                               at the peak) (rank 1 = most)
 --   memory_top_modules(top)     per device the `top` modules by what they held at the peak (live where
 --                               block addresses are recorded, else net up to the peak)
 --   memory_spark(columns)       per device the level in `columns` equal slices of the timeline (the

@@ -4,7 +4,15 @@ what ran then (readers/memory.py memory_chart). Inline SVG like the rest of the 
 
 from __future__ import annotations
 
-from libreyolo_profile.readers.memory import LEVEL_NOTES, device_name, mib, peak_phrase, running_phrase, when_phrase
+from libreyolo_profile.readers.memory import (
+    HANDED_ON,
+    LEVEL_NOTES,
+    device_name,
+    mib,
+    peak_phrase,
+    running_phrase,
+    when_phrase,
+)
 from libreyolo_profile.readers.report_colors import INK, color_for
 from libreyolo_profile.readers.report_svg import _open, _y_axis, esc, nice_ticks, num
 
@@ -76,7 +84,12 @@ def memory_chart_svg(device: dict, bands: list[dict], width: int) -> str:
     ]
     parts += _phase_bands(bands, x, top, bottom)
     parts += _y_axis(
-        [low + t for t in ticks], left, right, top, bottom, unit, label=lambda t: num(t, 1 if abs(t) < 10 else 0)
+        [low + t for t in ticks],
+        left,
+        right,
+        top,
+        bottom,
+        unit,  # digits from the ticks' step: 0.00, 0.02 …
     )
     reserved = _step_path(points, "reserved_mb", x, y)
     if reserved:
@@ -108,11 +121,13 @@ def memory_section(side: dict, width: int) -> str:
         note = LEVEL_NOTES.get(d["levels"], "").replace(" — ", " ", 1).rstrip() + (
             "." if d["levels"] in LEVEL_NOTES else ""
         )
-        ops = ", ".join(f"{esc(o['op'])} ({mib(o['net_mb'])} MiB net)" for o in d["top_ops"][:3])
+        ops = ", ".join(f"{esc(o['op'])} ({mib(o['net_mb'])} MiB handed on)" for o in d["top_ops"][:3])
         html.append(
             f"<h3>{esc(device_name(d))}</h3><p>Peak {esc(peak_phrase(d))}, {esc(when_phrase(d))}: "
             f"{esc(running_phrase(d))}.{esc(note)} Top allocating ops: {ops or '—'}. Bands: the phases of "
             "each step; dashed: reserved (where recorded).</p>"
         )
+        if ops:
+            html.append(f'<p class="note">{esc(HANDED_ON)}</p>')
         html.append(memory_chart_svg(d, chart.get("bands") or [], width))
     return "".join(html)

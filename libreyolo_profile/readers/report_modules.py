@@ -36,28 +36,40 @@ def icicle(rows: list[dict], phase: str, width: int) -> str:
         f'aria-label="{esc(phase)} pass by module" preserveAspectRatio="xMinYMin meet" style="{FONT}">'
     ]
 
-    def draw(row: dict, x: float, w: float, level: int) -> None:
+    def draw(row: dict, x: float, w: float, level: int, overlapping: float | None = None) -> None:
+        """`overlapping`: the summed share of the row and its siblings where their ranges overlap (backward
+        under autograd) and add up to more than their parent: each box is then named by its time, since
+        side-by-side shares of one whole would add up past 100%."""
         y = 2 + level * ROW_HEIGHT
         total = row["total_ms_per_step"] or 0.0
         title = (
             f"{row['path']} ({row['module_type']}): {num(total)} ms/step, self {num(row['self_ms_per_step'])} ms, "
             f"{num(row['share_pct'], 1)} % of the model"
         )
+        if overlapping is not None:
+            title += (
+                f"; its range overlaps its siblings', which add up to {num(overlapping, 0)} % of the model, so the "
+                "boxes are scaled to fit their parent and named by their time"
+            )
+            text = f"{row['name']} {num(total)} ms"
+        else:
+            text = f"{row['name']} {num(row['share_pct'], 0)}%"
         opacity = max(0.35, 1.0 - 0.2 * level)
         parts.append(
             f'<rect class="seg" x="{x:.2f}" y="{y}" width="{max(w - 1, 0):.2f}" height="{ROW_HEIGHT - 3}" '
             f'fill="{color}" fill-opacity="{opacity:.2f}"><title>{esc(title)}</title></rect>'
         )
-        text = f"{row['name']} {num(row['share_pct'], 0)}%"
         if w > 7.0 * len(text) + 8:
             parts.append(f'<text x="{x + 5:.1f}" y="{y + ROW_HEIGHT * 0.6:.1f}" class="inbar">{esc(text)}</text>')
         children = kids.get(row["path"], [])
         spent = sum(c["total_ms_per_step"] or 0.0 for c in children)
         scale = w / max(total, spent) if max(total, spent) > 0 else 0.0
+        shares = sum(c["share_pct"] or 0.0 for c in children)
+        overlap = shares if spent > total * 1.005 and total > 0 else None
         cx = x
         for child in children:
             cw = (child["total_ms_per_step"] or 0.0) * scale
-            draw(child, cx, cw, level + 1)
+            draw(child, cx, cw, level + 1, overlap)
             cx += cw
 
     roots = kids.get(None, [])

@@ -12,6 +12,7 @@ from libreyolo_profile.readers.report_svg import _open, esc, legend, num
 
 # a point by its bound, in the colours of those meanings (report_colors.py); a roof is ink, named by its label
 POINT_MEANINGS = {"compute": "compute_bound_point", "memory": "memory_bound_point"}
+LABEL_GAP = 13  # px between two roofs' names: the tick font is 11 px
 
 
 def _plotted(rows: list[dict]) -> list[dict]:
@@ -68,8 +69,15 @@ def roofline_chart(rows: list[dict], width: int = 900, height: int = 360, on_cpu
         f'arithmetic intensity, FLOP/byte</text><text x="14" y="{(top + bottom) / 2}" class="axis" '
         f'transform="rotate(-90 14 {(top + bottom) / 2})" text-anchor="middle">{flops_unit}</text>'
     )
+    # roofs of equal peak and bandwidth are one line named once; the names of the others are spread apart
+    # where their peaks lie close (fp16 and bf16 tensor roofs a pixel or two apart wrote over each other)
+    same: dict[tuple[float, float], list[str]] = {}
     for roof_class, peak, bw in sorted(roofs, key=str):
-        parts.append(_roof(roof_class, peak, bw, 10.0**x0, 10.0**x1, px, py, (flops_unit, bw_unit)))
+        same.setdefault((peak, bw), []).append(roof_class)
+    lines = sorted(same.items(), key=lambda item: -item[0][0])
+    label_ys = spread_labels([py(peak) - 5 for (peak, _), _ in lines], LABEL_GAP, top + 10, bottom - 4)
+    for ((peak, bw), classes), label_y in zip(lines, label_ys, strict=True):
+        parts.append(_roof(", ".join(classes), peak, bw, 10.0**x0, 10.0**x1, px, py, (flops_unit, bw_unit), label_y))
     biggest = max(r["device_ms_per_step"] for r in points)
     for r in sorted(points, key=lambda r: -r["device_ms_per_step"]):
         radius = 3 + 11 * math.sqrt(r["device_ms_per_step"] / biggest)
@@ -86,8 +94,31 @@ def roofline_chart(rows: list[dict], width: int = 900, height: int = 360, on_cpu
     return "".join(parts) + "</svg>"
 
 
-def _roof(roof_class: str, peak: float, bw: float, x_low: float, x_high: float, px, py, units: tuple[str, str]) -> str:
-    """The roof of one peak class: bandwidth × intensity up to the ridge, the peak after it (in `units`)."""
+def spread_labels(ys: list[float], gap: float, low: float, high: float) -> list[float]:
+    """Label baselines (top to bottom, in order) moved apart by at least `gap`, each as near its wish as that
+    allows, within [low, high]: pushed down below the one above it, then up from the bottom where they ran out."""
+    placed: list[float] = []
+    for y in ys:
+        placed.append(max(y, low, placed[-1] + gap) if placed else max(y, low))
+    for i in range(len(placed) - 1, -1, -1):
+        limit = high if i == len(placed) - 1 else placed[i + 1] - gap
+        placed[i] = min(placed[i], limit)
+    return placed
+
+
+def _roof(
+    roof_class: str,
+    peak: float,
+    bw: float,
+    x_low: float,
+    x_high: float,
+    px,
+    py,
+    units: tuple[str, str],
+    label_y: float | None = None,
+) -> str:
+    """The roof of one peak class (or several with the same peaks): bandwidth × intensity up to the ridge, the
+    peak after it (in `units`), named at its end at `label_y` (default: just above the peak line)."""
     ridge = peak / bw
     color = INK
     start = max(x_low, 1e-12)
@@ -98,7 +129,8 @@ def _roof(roof_class: str, peak: float, bw: float, x_low: float, x_high: float, 
     return (
         f'<path d="{path}" fill="none" stroke="{color}" stroke-width="2"><title>{esc(roof_class)} roof: '
         f"{num(peak, 1)} {units[0]}, {num(bw, 3)} {units[1]}, ridge at {num(ridge, 1)} FLOP/B</title></path>"
-        f'<text x="{px(x_high) - 4:.1f}" y="{py(peak) - 5:.1f}" text-anchor="end" class="tick" fill="{color}">'
+        f'<text x="{px(x_high) - 4:.1f}" y="{label_y if label_y is not None else py(peak) - 5:.1f}" '
+        f'text-anchor="end" class="tick roof-label" fill="{color}">'
         f"{esc(roof_class)} {num(peak, 1)} {units[0]}</text>"
     )
 

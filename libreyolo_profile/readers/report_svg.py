@@ -81,7 +81,9 @@ def _y_axis(
     bottom: int,
     unit: str,
     label=None,
+    low: float = 0.0,
 ) -> list[str]:
+    """Grid lines and labels at `ticks`, the axis running from `low` (its bottom) to the last tick."""
     parts = []
     if label is None:
         digits = tick_digits(ticks)
@@ -89,9 +91,9 @@ def _y_axis(
         def label(t: float) -> str:
             return f"{t:,.{digits}f}"
 
-    span = ticks[-1] or 1.0
+    span = (ticks[-1] - low) or 1.0
     for t in ticks:
-        y = bottom - (bottom - top) * t / span
+        y = bottom - (bottom - top) * (t - low) / span
         parts.append(f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{esc(label(t))}</text>')
     parts.append(
@@ -294,10 +296,11 @@ def histogram(values: list[float], markers: list[tuple[str, float | None]], widt
         )
         parts.append(f'<text x="{x + 3:.1f}" y="{13 + 13 * j:.1f}" class="tick marker-label">{esc(label)}</text>')
     tick = nice_step((hi - lo) / 6)
+    digits = tick_digits([0.0, tick])  # 7.40, 7.42, 7.44 ms, never 7.4 three times
     for k in range(math.ceil(lo / tick), math.floor(hi / tick) + 1):
         ms = k * tick
         parts.append(
-            f'<text x="{xof(ms):.1f}" y="{bottom + 15}" text-anchor="middle" class="tick">{esc(num(ms, 1))}</text>'
+            f'<text x="{xof(ms):.1f}" y="{bottom + 15}" text-anchor="middle" class="tick">{ms:,.{digits}f}</text>'
         )
     parts.append(f'<line x1="{left}" x2="{right}" y1="{bottom}" y2="{bottom}" class="axisline"/>')
     parts.append(
