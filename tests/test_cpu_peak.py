@@ -147,3 +147,30 @@ def test_the_roof_is_the_best_probe_with_the_spread_said(monkeypatch):
     assert roof["tb_per_s"] == pytest.approx(2 * cpu_peak.COPY_MIB * 2**20 / 0.01 / 1e12)
     assert roof["fp32_spread_pct"] == pytest.approx(300 / 13) and roof["copy_spread_pct"] == pytest.approx(100 / 101)
     assert "spread 23% (matmul) and 1% (copy): the machine was busy" in roof["method"]
+
+
+def test_a_reprobe_that_beats_the_roof_raises_and_remembers_it(probes, private_cache):
+    """After a measurement that doubts its roof (issue 50): a full probe, the roof the higher of the two per
+    figure, remembered where raised, and the profile told when, why and what the probe read."""
+    roof = cpu_peak.cpu_peak(CPU)
+    lower = {**roof, "fp32_tflops": FIGURES["fp32_tflops"] / 2}  # a roof probed on a busy machine
+    raised = cpu_peak.reprobe(CPU, lower, "3 op(s) ran faster than the roof")
+    assert len(probes) == 2
+    assert raised["fp32_tflops"] == FIGURES["fp32_tflops"] and raised["tb_per_s"] == FIGURES["tb_per_s"]
+    assert raised["reprobed"]["why"] == "3 op(s) ran faster than the roof"
+    assert raised["reprobed"]["fp32_tflops"] == FIGURES["fp32_tflops"] and raised["reprobed"]["at"].endswith("Z")
+    assert "probed again after the measurement (3 op(s) ran faster than the roof)" in raised["method"]
+    assert "raising the matmul roof" in raised["method"]
+    probes.quick = FIGURES
+    again = cpu_peak.cpu_peak(CPU)  # the raised roof is the one remembered
+    assert again["fp32_tflops"] == FIGURES["fp32_tflops"] and "the higher of an earlier roof" in again["method"]
+
+
+def test_a_reprobe_below_the_roof_keeps_it_and_says_so(probes, private_cache):
+    roof = cpu_peak.cpu_peak(CPU)
+    higher = {**roof, "fp32_tflops": FIGURES["fp32_tflops"] * 3, "tb_per_s": FIGURES["tb_per_s"] * 3}
+    kept = cpu_peak.reprobe(CPU, higher, "the measurement was marked noisy")
+    assert (kept["fp32_tflops"], kept["tb_per_s"]) == (higher["fp32_tflops"], higher["tb_per_s"])  # never lowered
+    assert kept["method"].endswith("below the roof, kept") and kept["reprobed"]["why"].endswith("noisy")
+    entry = json.loads(only_entry(private_cache).read_text())
+    assert entry["fp32_tflops"] == FIGURES["fp32_tflops"]  # the remembered roof untouched

@@ -137,6 +137,47 @@ def test_infer_sample_image_cpu(sandbox):
     readers_accept(sandbox, out / "profile.json")
 
 
+def test_infer_threads_contention_and_the_roof_say_what_they_did(sandbox):
+    """--threads is applied and recorded; contention, when the noise record shows it, is one mark line of at
+    most 80 columns with its remedy and its figures in the settings; a noisy or contended profile projects no
+    saving; on a busy machine or where an op beat the roof, the CPU roof was probed again and says why."""
+    cwd, _, _ = sandbox
+    r = cli(
+        sandbox,
+        "infer",
+        "--device",
+        "cpu",
+        "--imgsz",
+        "64",
+        "--warmup",
+        "1",
+        "--runs",
+        "4",
+        "--threads",
+        "1",
+        "--project",
+        "out",
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((cwd / "out" / "infer" / "profile.json").read_text())
+    s, marks, env = doc["settings"], doc["marks"], doc["environment"]
+    assert s["threads_requested"] == 1 and s["torch_threads"] == 1 and env["torch_threads"] == 1
+    assert env["cpu_peak"]["threads"] == 1  # the roof is the one of the threads the calls ran with
+    machines = doc["timing"]["machine"]
+    assert all("run_queue_wait_pct" in m and m["torch_threads"] == 1 for m in machines)
+    assert ("contention" in s) == ("contended" in marks)
+    if "contended" in marks:
+        assert len(f"mark contended: {marks['contended']}") <= 80
+        assert s["contention"]["remedy"] == "a quieter machine"  # one thread already
+    if "noisy" in marks or "contended" in marks:
+        assert "projected saving" not in doc["verdict"]["next_step"]
+        assert "reprobed" in env["cpu_peak"] and env["cpu_peak"]["reprobed"]["why"]
+        assert "probed again after the measurement" in env["cpu_peak"]["method"]
+    for line in r.stdout.splitlines():  # the first screen's mark lines, as printed at COLUMNS=200
+        if line.startswith("mark contended:"):
+            assert len(line) <= 80
+
+
 def test_infer_directory_batch_repeat_no_trace(sandbox):
     cwd, _, _ = sandbox
     src = REPO / "fixtures" / "synth3" / "images" / "val"

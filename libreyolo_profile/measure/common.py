@@ -341,6 +341,65 @@ def status(message: str) -> Iterator[None]:
 # hand-off to the store
 
 
+def mark_contention(machines: list, settings: dict, marks: dict) -> None:
+    """Our threads fought for CPUs in a trial (measure/noise.py contention): the `contended` mark, one line
+    with its remedy, and settings.contention with the figures."""
+    from libreyolo_profile.measure.noise import contention
+    from libreyolo_profile.store.document import marks as mark
+
+    found = contention(list(machines))
+    if found is not None:
+        marks[mark.CONTENDED] = mark.contended(found)
+        settings["contention"] = found
+
+
+def machine_busy(machines: list, contention: dict | None) -> str | None:
+    """Why the machine was busy while it measured, as the noisy mark's thresholds read its noise records
+    (sql/verdict_thresholds.sql), or the contention found; None: quiet."""
+    from libreyolo_profile.vocabulary import thresholds
+
+    if contention is not None:
+        return "the measurement was contended"
+    limits = thresholds()
+    for machine in machines:
+        machine = machine or {}
+        other, steal = machine.get("other_cpu_pct"), machine.get("steal_pct")
+        if other is not None and other >= limits["noisy_other_cpu_pct"]:
+            return f"other processes used {other:.0f}% of the CPUs while it measured"
+        if steal is not None and steal >= limits["noisy_steal_pct"]:
+            return f"the hypervisor stole {steal:.1f}% of CPU time while it measured"
+    return None
+
+
+def roof_doubted(doc: dict, directory: Path) -> str | None:
+    """After the analysis: why the CPU roof it used is in doubt — ops that ran faster than it (the roofline
+    table's rows whose device time is under their roofline time), or a noisy mark; None: neither."""
+    from libreyolo_profile.connections import scratch_connection
+    from libreyolo_profile.store.document import marks as mark
+
+    table = directory / "roofline.parquet"
+    if table.is_file():
+        con = scratch_connection()
+        try:
+            (beaten,) = con.execute(
+                "SELECT count(*) FROM read_parquet(?) WHERE roofline_ns > device_ns", [str(table)]
+            ).fetchone()
+        finally:
+            con.close()
+        if beaten:
+            return f"{beaten} op(s) ran faster than the roof"
+    if mark.NOISY in (doc.get("marks") or {}):
+        return "the measurement was marked noisy"
+    return None
+
+
+def _reprobed(env: dict, why: str) -> dict:
+    from libreyolo_profile.measure.cpu_peak import reprobe
+
+    with status(f"probing the CPU roof again: {why}"):
+        return reprobe(env.get("cpu", ""), env["cpu_peak"], why)
+
+
 @dataclass(frozen=True)
 class MeasuredProfile:
     """Where a measurement was published, and the document written there."""
@@ -367,26 +426,43 @@ def publish(
     exist_ok: bool = False,
 ) -> MeasuredProfile:
     """Hand the trials to the store, which publishes the profile into `out_dir`, or, where a profile
-    is already there and not `exist_ok`, into the next free `out_dir`2, 3, … (said on stderr)."""
+    is already there and not `exist_ok`, into the next free `out_dir`2, 3, … (said on stderr).
+
+    Before that, what the trials' noise records show of contention is marked (`contended`, with its remedy)
+    and recorded in the settings; on a CPU the roof is probed again where the machine was busy (before the
+    analysis, which holds the ops to it), or after the analysis where the profile came out marked noisy or an
+    op ran faster than the roof (the profile is then analysed again with the roof probed now)."""
+    from functools import partial
+
     from libreyolo_profile.store.disk.writer import write_profile
 
     wanted = Path(out_dir)
     for trial in trials:  # trials measured here, not handed over by a trial's own process
         if trial.process is None:
             trial.process = {"pid": os.getpid(), "fresh": len(trials) == 1}
+    settings, env, marks = dict(settings), dict(env), dict(marks)
+    mark_contention([t.machine for t in trials], settings, marks)
+    busy = machine_busy([t.machine for t in trials], settings.get("contention"))
+    on_cpu = isinstance(env.get("cpu_peak"), dict)
+    if on_cpu and busy:
+        env["cpu_peak"] = _reprobed(env, busy)
+    write = partial(
+        write_profile,
+        kind=kind,
+        trials=trials,
+        keep_trace=keep_trace,
+        command=command,
+        settings=settings,
+        model=model,
+        marks=marks,
+    )
     with status(f"analysing {len(trials)} trial trace(s) and writing {wanted}/profile.json"):
-        doc, written = write_profile(
-            wanted,
-            kind=kind,
-            trials=trials,
-            keep_trace=keep_trace,
-            command=command,
-            settings=settings,
-            environment=env,
-            model=model,
-            marks=marks,
-            exist_ok=exist_ok,
-        )
+        doc, written = write(wanted, environment=env, exist_ok=exist_ok)
+    after = roof_doubted(doc, Path(written)) if on_cpu and not busy else None
+    if after:
+        env["cpu_peak"] = _reprobed(env, after)
+        with status(f"the CPU roof probed again ({after}): analysing again"):
+            doc, written = write(Path(written), environment=env, exist_ok=True)
     if written != wanted:
         note(f"{wanted} is taken and was kept; this profile went to {written} (--exist-ok replaces it instead)")
     return MeasuredProfile(Path(written), doc)

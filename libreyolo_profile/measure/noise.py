@@ -5,11 +5,19 @@ less our own process tree's (/proc/<pid>/stat of this process and its live child
 workers included), CPU steal, the load average, and on CUDA the GPU's clocks and throttle reasons
 through NVML where the `pynvml` module (nvidia-ml-py) is importable. Anything this machine cannot
 tell is None with the reason in `unavailable`; nothing is guessed.
+
+Contention, the part a user can fix: how long our threads waited for a CPU while runnable, against how
+long they ran (/proc/<pid>/task/<tid>/schedstat: the scheduler's own run and run-queue wait times), and
+how many CPUs the others left free for our torch threads. Starved (they waited STARVED_WAIT_PCT of their
+run time or more) or oversubscribed (a whole torch thread more than the CPUs left free) is the `contended`
+mark, with its remedy: fewer threads (`--threads 1`, or OMP_NUM_THREADS=1), or a quieter machine where it
+already has one.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -17,6 +25,9 @@ _PROC = Path("/proc")
 # /proc/stat's aggregate cpu line: user nice system idle iowait irq softirq steal [guest guest_nice]
 _IDLE_FIELDS = (3, 4)  # idle, iowait
 _STEAL_FIELD = 7
+# our threads waited for a CPU at least this long, % of the time they ran: starved
+STARVED_WAIT_PCT = 25.0
+THREADS_REMEDY = "--threads 1 (or OMP_NUM_THREADS=1)"
 
 
 def _ticks_per_second() -> int:
@@ -64,6 +75,24 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _schedstat(pids) -> dict[tuple[int, int], tuple[int, int]] | None:
+    """(pid, tid) -> (ns run on a CPU, ns waited runnable on a run queue) of every thread of `pids`; None
+    where the kernel keeps no schedstat (not Linux, or schedstats off)."""
+    found = {}
+    for pid in pids:
+        try:
+            tasks = list((_PROC / str(pid) / "task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                run_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
+            except (OSError, ValueError):
+                continue
+            found[(pid, int(task.name))] = (run_ns, wait_ns)
+    return found or None
+
+
 def _tree_ticks(root: int, seen: dict[int, int]) -> None:
     """CPU ticks of `root` and its descendants, into `seen` (pid -> ticks)."""
     stack = [root]
@@ -81,14 +110,24 @@ def _tree_ticks(root: int, seen: dict[int, int]) -> None:
 class LoadSampler:
     """`start()` before the timed work, `stop()` after: returns the figures of the stretch between."""
 
-    def __init__(self, device=None):
+    def __init__(self, device=None, threads: int | None = None):
         self.device = device
+        torch = sys.modules.get("torch")  # never imported here: a measurement has, a bare sampler need not
+        if threads is None and torch is not None:  # the torch threads the measured work runs with
+            threads = torch.get_num_threads()
+        self.threads = threads
         self._start = None
 
     def _read(self) -> dict:
         ours: dict[int, int] = {}
         _tree_ticks(os.getpid(), ours)
-        return {"t": time.perf_counter(), "machine": _machine_ticks(), "ours": ours, "load": _loadavg()}
+        return {
+            "t": time.perf_counter(),
+            "machine": _machine_ticks(),
+            "ours": ours,
+            "load": _loadavg(),
+            "sched": _schedstat(ours),
+        }
 
     def start(self) -> None:
         self._start = self._read()
@@ -136,7 +175,60 @@ class LoadSampler:
                 "GPU clocks and throttle reasons need NVML: install nvidia-ml-py (module pynvml)"
             )
         figures["ticks_per_second"] = _ticks_per_second()
+        figures.update(_waits(begin["sched"], end["sched"], figures["unavailable"]))
+        figures["torch_threads"] = self.threads
         return figures
+
+
+def _waits(begin: dict | None, end: dict | None, unavailable: dict) -> dict:
+    """Our threads' CPU time and run-queue wait over the stretch (threads born inside it count whole)."""
+    if begin is None or end is None:
+        unavailable["run_queue_wait_pct"] = "no /proc/<pid>/task/<tid>/schedstat here (not Linux, or schedstats off)"
+        return {"run_queue_wait_pct": None}
+    ran = sum(run - begin.get(key, (0, 0))[0] for key, (run, _) in end.items())
+    waited = sum(wait - begin.get(key, (0, 0))[1] for key, (_, wait) in end.items())
+    if ran <= 0:
+        unavailable["run_queue_wait_pct"] = "our threads did not run in the stretch"
+        return {"run_queue_wait_pct": None}
+    return {"run_queue_wait_pct": round(100.0 * waited / ran, 1), "threads_ran_s": round(ran / 1e9, 3)}
+
+
+def free_cpus(machine: dict) -> float | None:
+    """The CPUs other processes left over while it measured (None: unknown)."""
+    other, cpus = machine.get("other_cpu_pct"), machine.get("cpu_count")
+    if other is None or not cpus:
+        return None
+    return round(cpus * (1 - other / 100), 1)
+
+
+def contention(machines: list[dict]) -> dict | None:
+    """Whether our threads fought for CPUs in any trial: {starved, oversubscribed, run_queue_wait_pct,
+    torch_threads, free_cpus, remedy} of the worst trial (the longest wait), or None when none did."""
+    found = []
+    for machine in machines:
+        if not machine:
+            continue
+        wait, threads, free = machine.get("run_queue_wait_pct"), machine.get("torch_threads"), free_cpus(machine)
+        starved = wait is not None and wait >= STARVED_WAIT_PCT
+        # a whole thread more than the CPUs the others left: some thread always waits
+        oversubscribed = threads is not None and free is not None and threads > 1 and threads - free >= 1
+        if starved or oversubscribed:
+            found.append(
+                {
+                    "starved": starved,
+                    "oversubscribed": oversubscribed,
+                    "run_queue_wait_pct": wait,
+                    "torch_threads": threads,
+                    "free_cpus": free,
+                    "cpu_count": machine.get("cpu_count"),
+                    "remedy": THREADS_REMEDY if threads is None or threads > 1 else "a quieter machine",
+                }
+            )
+    if not found:
+        return None
+    worst = max(found, key=lambda c: c["run_queue_wait_pct"] or 0.0)
+    worst["starved_at_pct"] = STARVED_WAIT_PCT
+    return worst
 
 
 def _loadavg() -> float | None:

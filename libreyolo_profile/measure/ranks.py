@@ -178,12 +178,14 @@ def _publish(opts, argv, results: list[dict], outs: list[Path], devices: list[st
         nproc=len(devices),
         global_batch=first["settings"]["batch"] * len(devices),
     )
+    marks = dict(first["marks"])
+    common.mark_contention([c.machine for c in captures], settings, marks)  # any rank's threads that fought
     measured = {
         "command": list(argv),
         "settings": settings,
         "environment": first["environment"],
         "model": first["model"],
-        "marks": first["marks"],
+        "marks": marks,
     }
     traces = [out / "trial1_trace.json" for out in outs]
     wanted = Path(opts.project) / "train"

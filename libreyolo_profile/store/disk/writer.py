@@ -14,6 +14,7 @@ from libreyolo_profile.store.disk.sidecars import write_sidecars
 from libreyolo_profile.store.document.assemble import build_document, repeat_document
 from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.document.finite import settle_non_finite
+from libreyolo_profile.store.document.verdict import disown_saving
 from libreyolo_profile.store.ingest.analyse import analyse_trace
 from libreyolo_profile.store.schema import PROFILE_FILE, REPEAT_FILE, TRACE_FILE
 
@@ -81,6 +82,7 @@ def write_profile(
         marks=marks,
         device_type=device_type,
     )
+    doc["verdict"] = disown_saving(doc["verdict"], doc.get("marks"))  # a noisy or contended measurement
     written = write_directory(
         doc, Path(out_dir), trials[-1].trace_path if keep_trace else None, repeat=len(trials) > 1, exist_ok=exist_ok
     )

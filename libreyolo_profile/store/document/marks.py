@@ -28,6 +28,9 @@ NON_FINITE = "non_finite_values"  # NaN or Infinity computed somewhere, stored a
 RANDOM_WEIGHTS = "random_weights"
 DEPARTS_FROM_TRAINER = "departs_from_trainer"
 NOISY = "noisy"  # the machine was busy or the timing scattered while it measured (store/document/headline.py)
+CONTENDED = "contended"  # our threads waited for CPUs others held, or outnumbered the free ones (measure/noise.py)
+# a mark's line on the first screen (`mark <name>: <sentence>`) that must fit a terminal whole
+MARK_LINE_COLUMNS = 80
 
 # -- marks of a profile converted from LibreYOLO's built-in profiler (store/document/builtin.py) ---------
 
@@ -211,3 +214,14 @@ def noisy(findings: list[str]) -> str:
         + "; ".join(findings)
         + ": timings and differences from this profile are less certain than their spread says"
     )
+
+
+def contended(found: dict) -> str:
+    """One short sentence, so that `mark contended: …` fits MARK_LINE_COLUMNS: what fought, and the remedy
+    (settings.contention holds the figures). `found`: measure/noise.py contention()."""
+    wait, threads, free = found["run_queue_wait_pct"], found["torch_threads"], found["free_cpus"]
+    if found["remedy"] == "a quieter machine":  # one thread already: fewer cannot help
+        return f"waited {min(wait, 9999):.0f}% of run time for a CPU: measure on a quiet machine"
+    if found["starved"]:
+        return f"threads waited {min(wait, 9999):.0f}% of run time for a CPU: use --threads 1"
+    return f"{threads} torch threads, {free:.1f} CPUs free: use --threads 1"

@@ -171,7 +171,7 @@ def _next_step(m: dict, top: dict, step_ms, holders: dict, unit: str = "step") -
         saving = (
             ""
             if f["saving_ms"] is None
-            else f"; projected saving at most {f['saving_ms']:.2f} ms per profiled {unit} "
+            else f"{SAVING_LEAD}{f['saving_ms']:.2f} ms per profiled {unit} "
             f"({_f(f['saving_pct'])}% of it: {f.get('saving_basis') or f'the time that work held the {unit}'})"
         )
         return f"{f['advice']} — because {f['evidence']}{saving}", f
@@ -183,6 +183,25 @@ def _next_step(m: dict, top: dict, step_ms, holders: dict, unit: str = "step") -
     if held and held.get("name"):
         trigger += f", {_most(held)} `{held['name']}` ({held['ms_per_step']:.2f} ms per {unit})"
     return f"{top['advice']} — because {trigger}", None
+
+
+SAVING_LEAD = "; projected saving at most "  # the last clause of a next step that projects a saving
+
+
+def disown_saving(verdict: dict, marks: dict) -> dict:
+    """The verdict of a measurement that a noisy or contended mark disowns (its timings are not the work's
+    alone) projects no saving: the next step's saving clause and the evidence's saving are left out, and
+    it says why. Any other verdict is returned as it is."""
+    from libreyolo_profile.store.document import marks as mark
+
+    disowning = [name for name in (mark.NOISY, mark.CONTENDED) if name in (marks or {})]
+    next_step = verdict.get("next_step") or ""
+    at = next_step.rfind(SAVING_LEAD)
+    if not disowning or at < 0:
+        return verdict
+    evidence = dict(verdict.get("evidence") or {}, advice_saving_ms=None)
+    said = f"; no saving projected from a measurement marked {' and '.join(disowning)}"
+    return dict(verdict, next_step=next_step[:at] + said, evidence=evidence)
 
 
 def blame_holders(m: dict) -> dict[str, dict]:

@@ -1,0 +1,110 @@
+"""Contention said and solved (#52): the noise record's run-queue wait, read from the scheduler for our own
+threads (measure/noise.py), the `contended` mark in one line of at most 80 columns with its remedy, the
+figures in the settings, and no saving projected from a measurement a noisy or contended mark disowns."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from libreyolo_profile.measure import common, noise
+from libreyolo_profile.store.document import marks as mark
+from libreyolo_profile.store.document.verdict import SAVING_LEAD, disown_saving
+
+SCHEDSTAT = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat")
+
+
+def machine(**figures) -> dict:
+    return {"cpu_count": 2, "other_cpu_pct": 10.0, "run_queue_wait_pct": 5.0, "torch_threads": 2, **figures}
+
+
+def test_quiet_threads_are_not_contended():
+    assert noise.contention([machine(), None, {}]) is None
+    assert noise.contention([machine(torch_threads=1, other_cpu_pct=90.0)]) is None  # one thread cannot be fewer
+
+
+def test_starved_and_oversubscribed_are_told_apart_with_the_worst_trial_kept():
+    found = noise.contention([machine(run_queue_wait_pct=40.0), machine(run_queue_wait_pct=180.0)])
+    assert found["starved"] and found["run_queue_wait_pct"] == 180.0 and found["remedy"].startswith("--threads 1")
+    over = noise.contention([machine(torch_threads=8, other_cpu_pct=50.0, cpu_count=8)])  # 4 CPUs left for 8
+    assert over["oversubscribed"] and not over["starved"] and over["free_cpus"] == 4.0
+    assert "8 torch threads, 4.0 CPUs free: use --threads 1" == mark.contended(over)
+    alone = noise.contention([machine(torch_threads=1, run_queue_wait_pct=300.0)])
+    assert alone["remedy"] == "a quieter machine" and "quiet machine" in mark.contended(alone)
+
+
+@pytest.mark.parametrize(
+    "found",
+    [
+        {"starved": True, "run_queue_wait_pct": 123456.0, "torch_threads": 512, "free_cpus": 0.0, "remedy": "x"},
+        {"starved": False, "run_queue_wait_pct": None, "torch_threads": 4096, "free_cpus": 1023.5, "remedy": "x"},
+        {
+            "starved": True,
+            "run_queue_wait_pct": 99999.0,
+            "torch_threads": 1,
+            "free_cpus": 0.0,
+            "remedy": "a quieter machine",
+        },
+    ],
+)
+def test_the_mark_is_one_line_that_fits_80_columns_with_its_remedy(found):
+    line = f"mark {mark.CONTENDED}: {mark.contended(found)}"  # as summary's first screen prints a mark
+    assert len(line) <= mark.MARK_LINE_COLUMNS and "\n" not in line, line
+    assert "--threads 1" in line or "quiet machine" in line
+
+
+def test_contention_is_marked_and_recorded_in_the_settings():
+    settings, marks = {}, {}
+    common.mark_contention([machine(run_queue_wait_pct=75.0)], settings, marks)
+    assert marks[mark.CONTENDED] == "threads waited 75% of run time for a CPU: use --threads 1"
+    assert settings["contention"]["remedy"] == "--threads 1 (or OMP_NUM_THREADS=1)"
+    assert settings["contention"]["starved_at_pct"] == noise.STARVED_WAIT_PCT
+    quiet_settings, quiet_marks = {}, {}
+    common.mark_contention([machine()], quiet_settings, quiet_marks)
+    assert quiet_settings == {} and quiet_marks == {}
+
+
+@pytest.mark.skipif(not SCHEDSTAT.is_file(), reason="no schedstat on this kernel")
+def test_the_sampler_reads_a_real_run_queue_wait():
+    """More busy processes of ours than CPUs: each waits for a CPU about as long as the others run, which
+    the scheduler's own schedstat shows; the children stay alive until the sampler has read them."""
+    cpus = len(os.sched_getaffinity(0))
+    spin = "import time\nend = time.time() + 30\nwhile time.time() < end: pass\n"
+    sampler = noise.LoadSampler(threads=1)
+    children = []
+    try:
+        sampler.start()
+        children = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(3 * cpus)]
+        time.sleep(2.0)
+        figures = sampler.stop()
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    # 3 runnable spinners per CPU wait ~2 s for every 1 s they run (less any idle CPUs the machine had)
+    assert figures["run_queue_wait_pct"] is not None and figures["run_queue_wait_pct"] >= noise.STARVED_WAIT_PCT
+    assert figures["threads_ran_s"] > 0 and figures["torch_threads"] == 1
+
+
+VERDICT = {
+    "bound": "host-cpu",
+    "reason": "…",
+    "next_step": f"take the work out of the step — because it held 90%{SAVING_LEAD}3173.00 ms per profiled "
+    "call (90.0% of it: the time that work held the call)",
+    "evidence": {"advice_rule": "r", "advice_saving_ms": 3173.0},
+}
+
+
+@pytest.mark.parametrize("disowning", [mark.NOISY, mark.CONTENDED])
+def test_no_saving_is_projected_from_a_disowned_measurement(disowning):
+    disowned = disown_saving(VERDICT, {disowning: "…", mark.CPU_PROFILE: "…"})
+    assert "projected saving" not in disowned["next_step"] and "3173" not in disowned["next_step"]
+    assert disowned["next_step"].endswith(f"; no saving projected from a measurement marked {disowning}")
+    assert disowned["next_step"].startswith("take the work out of the step — because it held 90%")
+    assert disowned["evidence"]["advice_saving_ms"] is None and VERDICT["evidence"]["advice_saving_ms"] == 3173.0
+    assert disown_saving(VERDICT, {mark.CPU_PROFILE: "…"}) is VERDICT  # an undisputed measurement keeps it
