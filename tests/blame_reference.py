@@ -220,8 +220,30 @@ def kernel_group(name: str) -> str:
     return group
 
 
+class _Ns(int):
+    """A JSON number written with a fraction or an exponent (µs), already read as exact integer ns."""
+
+
+def _literal_ns(text: str) -> _Ns:
+    """json's parse_float: the number's literal µs as exact ns, half away from zero, in integer arithmetic (the
+    literal's digits, never a float: a µs timestamp has ~16 significant digits, a float ~15.9). The trace's
+    other fractional numbers (args) come out scaled too; only ts and dur are read."""
+    if "e" in text or "E" in text:  # json hands over only literals with a fraction or an exponent
+        return _Ns((Decimal(text) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    whole, _, fraction = text.partition(".")
+    ns = int(whole + (fraction + "000")[:3])
+    if fraction[3:4] >= "5":  # the first dropped digit decides: half or more goes away from zero
+        ns += -1 if whole.startswith("-") else 1
+    return _Ns(ns)
+
+
 def _ns(value) -> int:
-    return int((Decimal(str(value)) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    """A time field in µs (as load_events reads the JSON) as integer ns."""
+    if type(value) is _Ns:
+        return int(value)
+    if type(value) is int:
+        return value * 1000
+    return int((Decimal(str(value)) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))  # text, a float
 
 
 def _kind(e: dict) -> str:
@@ -245,19 +267,24 @@ def _kind(e: dict) -> str:
 # same shared trace: each answer is kept for the worker's session; callers only read what they get.
 @functools.lru_cache(maxsize=1)
 def load_events(path: Path) -> list[dict]:
+    """The trace's timed events, their times in exact integer ns from the earliest; those of kind "other"
+    (memory records, flows, instants, metadata), which no rule reads, only count for that origin."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as handle:
-        raw = json.load(handle, parse_float=Decimal)["traceEvents"]
+        raw = json.load(handle, parse_float=_literal_ns)["traceEvents"]
     timed = [e for e in raw if isinstance(e, dict) and e.get("ts") is not None]
     origin = min(_ns(e["ts"]) for e in timed)
     events = []
     for e in timed:
-        args = e.get("args") or {}
+        kind = _kind(e)
+        if kind == "other":
+            continue
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
         correlation = args.get("correlation")
         device = args.get("device", e.get("pid"))
         events.append(
             {
-                "kind": _kind(e),
+                "kind": kind,
                 "name": e.get("name") or "",
                 "pid": e.get("pid"),
                 "tid": e.get("tid"),
@@ -482,10 +509,11 @@ def _measured_window(steps, device, step_of, launch_ts, kinds=("kernel",)) -> tu
     """Each step's work end (host end or the end of the device work launched in it), the measured window
     (first step start → the later of the last host end and every step's work end) and, per device, every
     execution of `kinds` (kernels; "copy": memcpys and memsets) inside it clipped to it as (start, end)."""
-    ends = {
-        n: max([host_end, *(d["ts"] + d["dur"] for d in device if step_of(launch_ts.get(d["correlation"])) == n)])
-        for n, (_, host_end) in enumerate(steps, 1)
-    }
+    ends = {n: host_end for n, (_, host_end) in enumerate(steps, 1)}
+    for d in device:  # each execution's launch step found once (not once per step)
+        n = step_of(launch_ts.get(d["correlation"]))
+        if n is not None:
+            ends[n] = max(ends[n], d["ts"] + d["dur"])
     window = (steps[0][0], max(steps[-1][1], *ends.values()))
     by_device = defaultdict(list)
     for d in device:
@@ -596,33 +624,6 @@ def _without(spans: list[tuple[int, int]], holes: list[tuple[int, int]]) -> list
     return left
 
 
-def _float_events(path: Path) -> list[dict]:
-    """The trace's events as load_events gives them, read with plain floats: a bound is checked to the µs, and
-    the exact Decimal reading of the blame's reference cost most of this check's time."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as handle:
-        raw = json.load(handle)["traceEvents"]
-    timed = [e for e in raw if isinstance(e, dict) and e.get("ts") is not None]
-    origin = min(round(float(e["ts"]) * 1000) for e in timed)
-    events = []
-    for e in timed:
-        args = e.get("args") if isinstance(e.get("args"), dict) else {}
-        correlation = args.get("correlation")
-        events.append(
-            {
-                "kind": _kind(e),
-                "name": e.get("name") or "",
-                "pid": e.get("pid"),
-                "tid": e.get("tid"),
-                "device": str(args.get("device", e.get("pid"))),
-                "ts": round(float(e["ts"]) * 1000) - origin,
-                "dur": max(round(float(e.get("dur", 0) or 0) * 1000), 0),
-                "correlation": int(correlation) if correlation not in (None, "") else None,
-            }
-        )
-    return events
-
-
 def critical_path_bounds(path: Path, category_of: dict) -> dict[str, float]:
     """Per kernel category, the least a step can take once that category's device work is gone, ms per step:
     the larger of the device work left (per step, its busiest device's union) and the host's recorded work that
@@ -630,7 +631,7 @@ def critical_path_bounds(path: Path, category_of: dict) -> dict[str, float]:
     ProfilerStep excepted, less its syncs, polls and blocking copies; the union over the threads, less the
     removed work's launch calls), each the mean over the steps (as the blame takes them). `category_of`: device
     activity name → category."""
-    events = _float_events(path)
+    events = load_events(path)
     steps = list(_windows(events).values())
     device = [e for e in events if e["kind"] in ("kernel", "copy")]
     runtime = [e for e in events if e["kind"] == "runtime"]
