@@ -46,6 +46,7 @@ def refused_fast(tmp_path, *args: str, env: dict | None = None):
     "args, needle",
     [
         (["infer", "--weights", "x.pt", "--device", "cpu"], "--weights x.pt: no such file"),
+        (["infer", "no/such/image.jpg", "--device", "cpu"], "source no/such/image.jpg: no such file"),
         (["run", str(FIXTURE_YAML), "--weights", "model_typo.pt", "--device", "cpu"], "no such file"),
         (["run", "no_such_dataset_xyz.yaml", "--device", "cpu"], "dataset no_such_dataset_xyz.yaml: no such YAML"),
     ],
