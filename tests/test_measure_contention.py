@@ -108,3 +108,26 @@ def test_no_saving_is_projected_from_a_disowned_measurement(disowning):
     assert disowned["next_step"].startswith("take the work out of the step — because it held 90%")
     assert disowned["evidence"]["advice_saving_ms"] is None and VERDICT["evidence"]["advice_saving_ms"] == 3173.0
     assert disown_saving(VERDICT, {mark.CPU_PROFILE: "…"}) is VERDICT  # an undisputed measurement keeps it
+
+
+def test_when_the_cpu_roof_is_in_doubt(tmp_path):
+    """Before the analysis: a busy or contended machine; after it: an op faster than the roof, or a noisy mark."""
+    assert common.machine_busy([machine()], None) is None
+    assert common.machine_busy([machine()], {"starved": True}) == "the measurement was contended"
+    assert "used 60% of the CPUs" in common.machine_busy([machine(), machine(other_cpu_pct=60.0)], None)
+    assert "stole 7.0%" in common.machine_busy([machine(steal_pct=7.0)], None)
+
+    import duckdb
+
+    table = tmp_path / "roofline.parquet"
+    for beaten, expected in ((0, None), (2, "2 op(s) ran faster than the roof")):
+        # (device_ns, roofline_ns): faster than the roof allows, then slower
+        rows = [(500, 1000)] * beaten + [(2000, 1000)] * 3
+        duckdb.sql(
+            f"COPY (SELECT * FROM (VALUES {', '.join(f'({d}, {r})' for d, r in rows)}) AS t(device_ns, roofline_ns)) "
+            f"TO '{table}' (FORMAT parquet)"
+        )
+        assert common.roof_doubted({"marks": {}}, tmp_path) == expected
+    table.unlink()
+    assert common.roof_doubted({"marks": {mark.NOISY: "…"}}, tmp_path) == "the measurement was marked noisy"
+    assert common.roof_doubted({"marks": {}}, tmp_path) is None
