@@ -130,7 +130,9 @@ per_name AS (
     FROM cut GROUP BY step, lane, bin, key, priority, len, bin_ns
 ),
 per_bin AS (
-    SELECT step, lane, bin, first(key ORDER BY ns DESC, priority, key) AS key, sum(ns) AS busy_ns,
+    -- the column's winner (the most time, then the lowest priority, then the name), its own time and all covered
+    SELECT step, lane, bin, first(key ORDER BY ns DESC, priority, key) AS key, max(ns) AS key_ns,
+           sum(ns) AS busy_ns,
            -- the column's time (the step's last column may be shorter), ns
            least(bin_ns, len - bin * bin_ns) AS column_ns
     FROM per_name GROUP BY step, lane, bin, len, bin_ns
@@ -169,8 +171,10 @@ SELECT
     (SELECT bins FROM report_timeline_params) AS bins,
     -- one column's time, ms
     (SELECT bin_ns FROM report_timeline_scale) / 1e6 AS bin_ms,
-    -- time covered inside the run, ms
+    -- time covered inside the run by anything, ms (a lane's runs add up to all it covers in the step)
     sum(r.busy_ns) / 1e6 AS busy_ms,
+    -- of that, the time of the run's own name, ms (a name that wins no column is in no run's key_ms)
+    sum(r.key_ns) / 1e6 AS key_ms,
     -- device streams with work in the shown steps, count (lanes are streams only where they fit)
     coalesce((SELECT any_value(streams_total) FROM report_timeline_device), 0) AS streams_total,
     -- host threads with recorded time in the shown steps, count (the busiest are drawn)

@@ -8,6 +8,7 @@ All times below are µs from the start of the trace (tests/synthetic_traces.py).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from libreyolo_profile.readers import report_timeline
 from libreyolo_profile.readers.common import open_profile
 from libreyolo_profile.readers.report_timeline import BINS, STEPS_CAP, timeline, timeline_section
+from tests.conftest import job_folders, run_cli, trace_files
 from tests.synthetic_traces import A100, ELEMENTWISE, GEMM_FP32_SIMT, annotation, kernel, op, runtime, write_trace
 
 STEPS, KERNELS, SLOW = 40, 300, 17  # ProfilerStep#17 lasts 1.5 ms, every other 1 ms
@@ -115,3 +117,56 @@ def test_without_a_trace_the_section_says_why(tmp_path, monkeypatch):
     assert data == {"unavailable": "no trace kept"}
     html = timeline_section({"timeline": data}, 900)
     assert "not drawn: no trace kept" in html and "<svg" not in html
+
+
+def blame_by_step(profile, rank) -> dict[int, dict[str, float]]:
+    """The profile's own blame table: per step, each cause's ms (the rank the timeline draws)."""
+    rows = profile.con.execute(
+        "SELECT step, cause, ms FROM blame WHERE rank IS NOT DISTINCT FROM $rank", {"rank": rank}
+    ).fetchall()
+    out: dict[int, dict[str, float]] = {}
+    for step, cause, ms in rows:
+        out.setdefault(step, {})[cause] = ms
+    return out
+
+
+def assert_critical_path_is_the_blame(drawn: dict, profile) -> None:
+    """Each drawn step's critical-path lane covers the blame table's step exactly; each cause drawn is one of
+    the step's and is drawn with at most its time (a cause too thin to win a column is in no run), and the
+    step's largest cause is drawn."""
+    blame = blame_by_step(profile, drawn["rank"])
+    covered: dict[int, float] = {}
+    own: dict[int, dict[str, float]] = {}
+    for r in drawn["rows"]:
+        if r["lane_kind"] == "blame":
+            covered[r["step"]] = covered.get(r["step"], 0.0) + r["busy_ms"]
+            own.setdefault(r["step"], {}).setdefault(r["key"], 0.0)
+            own[r["step"]][r["key"]] += r["key_ms"]
+    assert covered, "no critical path drawn"
+    for step, causes in own.items():
+        assert covered[step] == pytest.approx(sum(blame[step].values()), abs=1e-6), step
+        assert set(causes) <= set(blame[step]), (step, causes, blame[step])
+        assert all(ms <= blame[step][cause] + 1e-6 for cause, ms in causes.items()), (step, causes, blame[step])
+        assert max(blame[step], key=blame[step].get) in causes
+
+
+def test_a_real_trace_draws_its_blame_exactly():
+    files = sorted(trace_files(), key=lambda p: (p.stat().st_size, p.name))
+    trace = files[len(files) // 2]  # a mid-sized one, whichever the folder holds
+    profile = open_profile(trace)
+    drawn = timeline(profile)
+    assert "rows" in drawn, drawn
+    assert_critical_path_is_the_blame(drawn, profile)
+
+
+def test_a_job_draws_the_rank_its_tables_show(tmp_path):
+    folders = job_folders()
+    if not folders:
+        pytest.skip("no multi-rank job among the shared traces")
+    done = run_cli("import", "--job", str(folders[0]), "--project", str(tmp_path / "p"), "--json", timeout=600)
+    assert done.returncode == 0, done.stderr
+    profile = open_profile(Path(json.loads(done.stdout)["directory"]))
+    drawn = timeline(profile)
+    assert drawn["rank"] == profile.doc["job"]["metrics_rank"]
+    assert_critical_path_is_the_blame(drawn, profile)
+    assert f"rank {drawn['rank']}" in timeline_section({"timeline": drawn}, 900)

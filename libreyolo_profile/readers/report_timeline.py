@@ -134,8 +134,8 @@ def timeline_svg(rows: list[dict], unit_word: str, width: int) -> str:
                 parts.append(
                     f'<rect class="lane-run" x="{x0:.2f}" y="{y}" width="{w:.2f}" height="{LANE}" '
                     f'fill="{color_for(r["key"])}"{opacity}><title>{esc(unit_word)} {step} · {esc(lane)} · '
-                    f"{esc(r['key'])}: {esc(num(r['busy_ms'], 3))} ms busy in {esc(num(at, 3))}–"
-                    f"{esc(num(r['bin_end'] * bin_ms, 3))} ms</title></rect>"
+                    f"{esc(r['key'])} {esc(num(r['key_ms'], 3))} ms of the {esc(num(r['busy_ms'], 3))} ms covered in "
+                    f"{esc(num(at, 3))}–{esc(num(r['bin_end'] * bin_ms, 3))} ms</title></rect>"
                 )
     parts.append("</svg>")
     return "".join(parts)
@@ -167,7 +167,8 @@ def timeline_section(side: dict, width: int, unit_word: str = "step") -> str:
         notes.append(f"rank {data['rank']}")
     notes.append(
         f"one column is {num(rows[0]['bin_ms'], 3)} ms: each shows what covers most of it, lighter where "
-        "little of the column is covered (hover for the time)"
+        "little of the column is covered, so a cause too thin to win a column is not drawn (the blame above "
+        "has them all; hover a run for its time)"
     )
     by_meaning: dict[str, list[str]] = {}  # one swatch per colour: its name, or the meaning names share
     for r in rows:
