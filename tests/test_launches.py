@@ -1,0 +1,78 @@
+"""`libreyolo profile launches` (readers/launches.py, sql/launches.sql) on every shared trace, found by glob:
+exit 0 with tables that fit 80 columns, or one line saying why the number is null (a trace with no launch,
+a CPU-only one); --json agrees with the Python API; bad cutoffs are usage errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import TRACES, run_cli, trace_files, trace_id
+
+EVERY = trace_files()
+SMALL = [p for p in EVERY if p.stat().st_size < 150_000]
+
+
+def _relative(path) -> str:
+    return path.relative_to(TRACES).as_posix()
+
+
+@pytest.mark.parametrize("path", EVERY, ids=trace_id)
+def test_launches_on_every_trace(trace, path):
+    run = run_cli("launches", str(trace(_relative(path))), env={"COLUMNS": "80"})
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines, "nothing printed"
+    assert max(len(line) for line in lines) <= 80, run.stdout
+    if lines[0].startswith("launches: null"):
+        assert "—" in run.stdout and "launch" in run.stdout.split("—", 1)[1]
+        assert len(run.stdout.strip().replace("\n", " ")) < 200  # one sentence, wrapped at most once
+    else:
+        assert lines[0].startswith("Launches per stream") and any(line.startswith("outliers:") for line in lines)
+
+
+@pytest.mark.parametrize("path", SMALL, ids=trace_id)
+def test_launches_json_is_the_api(trace, path):
+    import libreyolo_profile as lp
+
+    shown = trace(_relative(path))
+    run = run_cli("launches", str(shown), "--json", "--top", "3")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    p = lp.open(shown)
+    streams = p.launch_outliers(stats=True)
+    outliers = p.launch_outliers()
+    assert len(doc["streams"]) == len(streams.fetchall())
+    assert doc["outliers"] == len(outliers.fetchall())
+    assert len(doc["top_outliers"]) == min(3, doc["outliers"])
+    assert [r["delay_us"] for r in doc["top_outliers"]] == [r[outliers.columns.index("delay_us")] for r in
+                                                             outliers.fetchall()[:3]]  # fmt: skip
+    assert len(doc["queues"]) == len(p.queue_length().fetchall())
+    if doc["null_reason"] is not None:
+        assert doc["streams"] == doc["queues"] == [] and doc["outliers"] == 0
+
+
+def test_bad_options_are_usage_errors(trace):
+    shown = str(trace(_relative(SMALL[0])))
+    for args, message in [
+        (["--top", "0"], "--top must be at least 1"),
+        (["--delay-cutoff-us", "-1"], "--delay-cutoff-us must be 0 or more"),
+        (["--call-cutoff-us", "nan"], "--call-cutoff-us must be 0 or more"),
+    ]:
+        run = run_cli("launches", shown, *args)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert message in run.stderr and "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_a_profile_without_its_trace_says_so(trace, tmp_path):
+    import shutil
+
+    path = SMALL[0]
+    copy = tmp_path / path.name
+    shutil.copyfile(path, copy)
+    assert run_cli("import", str(copy), "--project", str(tmp_path / "project")).returncode == 0
+    copy.unlink()  # the imported profile's source trace is gone
+    (profile,) = (tmp_path / "project").rglob("profile.json")
+    run = run_cli("launches", str(profile))
+    assert run.returncode == 2 and "need the trace's events" in run.stderr and "is gone" in run.stderr
