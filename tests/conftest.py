@@ -30,19 +30,37 @@ ON_CI = os.environ.get("CI", "").lower() == "true"
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+# What the heaviest test files cost, in CPU seconds, each run alone on a 2-core machine
+# (`CI=true /usr/bin/time python -m pytest -n 0 -o addopts="" tests/<file>`): the order the workers take the
+# files in is longest first, so that the last files to start are short ones and both cores finish together. A
+# file not listed is estimated from its tests (SECONDS_PER_TEST each, SLOW_FILE_SECONDS at least where one runs
+# a real model); a file that becomes much slower belongs here.
+MEASURED_SECONDS = {
+    "tests/test_bad_inputs.py": 98,
+    "tests/test_full_disk.py": 16,
+}
+SECONDS_PER_TEST = 0.5
+SLOW_FILE_SECONDS = 30.0
+
+
+def estimated_seconds(path: str, tests: list) -> float:
+    """What a test file is expected to cost (MEASURED_SECONDS, else from its tests)."""
+    if path in MEASURED_SECONDS:
+        return MEASURED_SECONDS[path]
+    floor = SLOW_FILE_SECONDS if any(t.get_closest_marker("slow") for t in tests) else 0.0
+    return max(floor, SECONDS_PER_TEST * len(tests))
+
+
 def pytest_collection_modifyitems(items):
-    """Test files in the order the workers should start them: the ones that run real models first (the
-    longest), then by how many tests they hold. pytest-xdist hands out whole files in collection order
-    (pyproject.toml turns its own reordering, by test count alone, off): a long file started last leaves
-    one core working alone at the end (the seed examples, 130 s, did)."""
+    """Test files in the order the workers should start them: longest first (estimated_seconds). pytest-xdist
+    hands out whole files in collection order (pyproject.toml turns its own reordering, by test count alone,
+    off): a long file started last leaves one core working alone at the end (the seed examples, 130 s, did;
+    so did the whole corpus in one file)."""
     by_file: dict[str, list] = {}
     for item in items:
         by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
-
-    def cost(tests: list) -> tuple[bool, int]:
-        return (not any(t.get_closest_marker("slow") for t in tests), -len(tests))
-
-    items[:] = [item for tests in sorted(by_file.values(), key=cost) for item in tests]
+    order = sorted(by_file.items(), key=lambda entry: -estimated_seconds(*entry))
+    items[:] = [item for _, tests in order for item in tests]
 
 
 def require_traces() -> Path:
@@ -110,8 +128,14 @@ def trace(traces_dir, private_cache):
 
 @pytest.fixture(scope="session")
 def analysed_traces(tmp_path_factory) -> AnalysedTraces:
-    """This worker's analyses of the traces, made as tests ask for them (tests/trace_analyses.py)."""
-    analysed = AnalysedTraces(tmp_path_factory.mktemp("analysed-traces"), TRACES, run_cli_in_process)
+    """This worker's analyses of the traces, made as tests ask for them (tests/trace_analyses.py), in a cache
+    every worker of the session shares (beside the workers' own temporary folders): a trace is analysed once."""
+    own = tmp_path_factory.mktemp("analysed-traces")
+    shared = None
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the workers' folders are popen-gw0, popen-gw1… in the session's
+        shared = tmp_path_factory.getbasetemp().parent / "analysed-traces-shared"
+        shared.mkdir(exist_ok=True)
+    analysed = AnalysedTraces(own, TRACES, run_cli_in_process, shared)
     trace_analyses.CURRENT = analysed
     # what the worker holds by now (the collected tests, the readers' imports) lives until it exits: frozen,
     # the collector's full passes stop rescanning it (they took ~2 % of the in-process readers' test time)

@@ -8,12 +8,19 @@ test's private one, or a file's shared reader cache). So do the entries measurin
 model's FLOP count, the CPU's roof: measure/remembered.py), gathered from each test's cache after it. A
 test marked `cold_cache` gets none of it.
 
+The analyses themselves live in one cache all the workers of a session share (`shared`): a trace is analysed
+once per suite, not once per worker that reads it (the corpus, the first screen and many files read every
+trace), the first worker to ask analysing it under a lock the others wait on; the later ones read the entry
+it published (the product's own cached read). The remembered entries stay the worker's own.
+
 One module, imported once per worker (conftest.py is imported twice, as `conftest` and `tests.conftest`),
 holds the worker's store in CURRENT.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -28,20 +35,32 @@ class AnalysedTraces:
     """One worker's analyses of the traces under `traces`, in the cache at `root`; `run(*args, env=...)` is
     the in-process CLI."""
 
-    def __init__(self, root: Path, traces: Path, run: Callable[..., subprocess.CompletedProcess]):
+    def __init__(
+        self, root: Path, traces: Path, run: Callable[..., subprocess.CompletedProcess], shared: Path | None = None
+    ):
+        """`root`: this worker's cache (the remembered entries); `shared`: the cache (an XDG_CACHE_HOME) holding
+        the analyses, which the session's other workers may share (default: `root`)."""
         self.root, self.traces, self.run = root, traces, run
+        self.shared = root if shared is None else shared
         self.results: dict[Path, subprocess.CompletedProcess] = {}
         self.caches: set[Path] = set()  # the caches that take an analysis as soon as a command reads its trace
 
     @property
     def entries(self) -> Path:
-        return self.root / "libreyolo-profile" / "traces"
+        return self.shared / "libreyolo-profile" / "traces"
 
     def summary(self, path: Path) -> subprocess.CompletedProcess:
-        """`summary --json` of a trace run once in the shared cache: its analysis, failed or not."""
+        """`summary --json` of a trace run once per worker in the shared cache: its analysis, failed or not. A
+        worker holds the trace's lock while it runs, so another worker asking meanwhile waits and then reads the
+        published entry instead of analysing the trace a second time."""
         path = Path(path)
         if path not in self.results:
-            self.results[path] = self.run("summary", str(path), "--json", env={"XDG_CACHE_HOME": str(self.root)})
+            locks = self.shared / "locks"
+            locks.mkdir(parents=True, exist_ok=True)
+            name = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:16]
+            with open(locks / f"{name}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+                self.results[path] = self.run("summary", str(path), "--json", env={"XDG_CACHE_HOME": str(self.shared)})
         return self.results[path]
 
     def analyse(self, path: Path) -> None:
