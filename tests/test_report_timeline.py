@@ -170,3 +170,17 @@ def test_a_job_draws_the_rank_its_tables_show(tmp_path):
     assert drawn["rank"] == profile.doc["job"]["metrics_rank"]
     assert_critical_path_is_the_blame(drawn, profile)
     assert f"rank {drawn['rank']}" in timeline_section({"timeline": drawn}, 900)
+
+
+def test_a_timeline_that_cannot_be_computed_fails_alone(tmp_path, monkeypatch):
+    import duckdb
+
+    profile = open_profile(many_steps(tmp_path / "t.json"))
+
+    def broken(con, name, params=None):
+        raise duckdb.ConversionException("Conversion Error: an odd value\nLINE 1: …")
+
+    monkeypatch.setattr(report_timeline, "run_sql", broken)
+    data = timeline(profile)
+    assert data == {"unavailable": "it could not be computed on this trace (Conversion Error: an odd value)"}
+    assert "not drawn: it could not be computed" in timeline_section({"timeline": data}, 900)

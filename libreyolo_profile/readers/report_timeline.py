@@ -56,14 +56,16 @@ def timeline(profile: OpenProfile) -> dict:
     path, rank, why = trace_of(profile)
     if path is None:
         return {"unavailable": why}
+    import duckdb
+
     from libreyolo_profile.store.decode.parse import parse_trace
     from libreyolo_profile.store.ingest.timeline import ingest
 
     try:
         parsed = parse_trace(path, report=False)  # the first read already said what it repaired
         con = ingest(parsed, profile.doc.get("kind"))
-    except (ProfileError, OSError) as error:
-        return {"unavailable": f"its trace {path} could not be read again ({error})"}
+    except (ProfileError, OSError, duckdb.Error) as error:
+        return {"unavailable": f"its trace {path} could not be read again ({_first_line(error)})"}
     try:
         con.execute(
             "CREATE OR REPLACE TEMP TABLE report_timeline_params AS SELECT $steps_cap AS steps_cap, $bins AS bins, "
@@ -71,9 +73,15 @@ def timeline(profile: OpenProfile) -> dict:
             {"steps_cap": STEPS_CAP, "bins": BINS, "max_streams": MAX_STREAMS, "max_threads": MAX_THREADS},
         )
         columns, rows = run_sql(con, "report_timeline.sql")
+    except duckdb.Error as error:  # the section fails alone, as the analysis's optional sections do
+        return {"unavailable": f"it could not be computed on this trace ({_first_line(error)})"}
     finally:
         con.close()
     return {"rows": records(columns, rows), "rank": rank if rank is not None else parsed.rank}
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def _lanes(rows: list[dict]) -> list[tuple[str, str]]:
