@@ -3,6 +3,7 @@ notebook a new user opens first cannot rot (issue 31). It measures two tiny CPU 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,10 @@ def test_quickstart_notebook_executes(tmp_path):
     assert any("compare ·" in h for h in html), "no comparison shown"
     assert "torch imported: False" in "".join(o.get("text", "") for o in outputs)
     assert not list(Path(NOTEBOOK.parent).glob("*.json")), "the notebook wrote into docs/notebooks"
+    # what a cell shows is text for people: no spinner, bar or colour escape codes from a progress display
+    escaped = [json.dumps(o)[:300] for o in outputs if "\\u001b" in json.dumps(o)]  # ESC, as JSON writes it
+    assert escaped == [], "escape codes in the notebook's outputs"
+    shown = "".join(json.dumps(o.get("data", {})) + o.get("text", "") for o in outputs)
+    for column in ("non_compute_ms", "idle_share_pct", "other kernels", "mean_queued", "delay_p95_us", "overlap_pct"):
+        assert column in shown, f"no {column} shown: a daily analysis lost its cell"
+    assert "gate: INCONCLUSIVE" in shown or "gate: pass" in shown
