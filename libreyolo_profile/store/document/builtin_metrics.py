@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from libreyolo_profile.metric_catalog import FROM_THE_DOCUMENT, METRICS
+from libreyolo_profile.metric_catalog import FROM_THE_DOCUMENT, METRICS, share_of
 from libreyolo_profile.store.document.headline import drop_thin_percentiles
 
 
@@ -45,6 +45,8 @@ def builtin_metrics(raw: dict, kind: str, on_cpu: bool, steps: int | None) -> tu
         _infer_figures(raw, walls, m, reasons)
     else:
         _train_figures(raw, walls, m)
+    # a share of the step is of the mean call latency in an inference profile (sql/metrics.sql: step_ms)
+    _shares(m, (number((raw.get("latency") or {}).get("mean_ms")) if kind == "infer" else None) or m["step_ms"])
     if not on_cpu:
         _gpu_figures(raw, m, reasons)
     else:
@@ -62,22 +64,28 @@ def _infer_figures(raw: dict, walls: dict, m: dict, reasons: dict) -> None:
     calls = latency.get("n") if isinstance(latency.get("n"), int) else None
     for name, why in drop_thin_percentiles(m, calls).items():  # its p99 of 10 calls is its slowest call
         reasons[name] = f"{why}; the built-in profiler reported {number(latency.get(name.split('_')[1] + '_ms'))} ms"
-    mean_latency = number(latency.get("mean_ms")) or m["step_ms"]
     for stage in ("preprocess", "forward", "postprocess"):
-        ms = walls.get(stage)
-        m[f"{stage}_ms"] = ms
-        if ms is not None and mean_latency:
-            m[f"{stage}_pct"] = 100.0 * ms / mean_latency
+        m[f"{stage}_ms"] = walls.get(stage)
 
 
 def _train_figures(raw: dict, walls: dict, m: dict) -> None:
-    """Dataload and host-to-device copy time, and their shares of the step."""
+    """Dataload and host-to-device copy time, and the built-in profiler's own dataload share."""
     m["dataload_ms"] = number(raw.get("dataload_ms"))
     frac = number(raw.get("dataload_frac"))
     m["dataload_pct"] = 100.0 * frac if frac is not None else None
     m["to_device_ms"] = walls.get("to_device")
-    if m["to_device_ms"] is not None and m["step_ms"]:
-        m["to_device_pct"] = 100.0 * m["to_device_ms"] / m["step_ms"]
+
+
+def _shares(m: dict, whole_ms: float | None) -> None:
+    """Each share of the step (or call) the built-in profiler does not report itself, from its part as
+    sql/metrics.sql defines it: <figure>_pct = <figure>_ms ÷ the step's time (the shares whose whole
+    sql/metric_catalog.sql names as the step or the call)."""
+    if not whole_ms:
+        return
+    for name in METRICS:
+        part = m.get(name.removesuffix("_pct") + "_ms")
+        if share_of(name) in ("% of step", "% of call") and m.get(name) is None and part is not None:
+            m[name] = 100.0 * part / whole_ms
 
 
 def _gpu_figures(raw: dict, m: dict, reasons: dict) -> None:
