@@ -47,3 +47,40 @@ def test_quickstart_notebook_executes(tmp_path):
     for column in ("non_compute_ms", "idle_share_pct", "other kernels", "mean_queued", "delay_p95_us", "overlap_pct"):
         assert column in shown, f"no {column} shown: a daily analysis lost its cell"
     assert "gate: INCONCLUSIVE" in shown or "gate: pass" in shown
+
+
+def test_no_progress_bar_in_a_jupyter_kernel(monkeypatch, capsys):
+    """A big trace read in a Jupyter kernel draws no bar, even where the kernel's stderr claims to be a
+    terminal (a frontend may set it so): a cell would show the redraws as escape codes."""
+    import sys
+    import types
+
+    from libreyolo_profile.output import progress
+
+    class Tty:
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            raise AssertionError(f"wrote {text!r}")
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    assert progress.draws_on_terminal(sys.stderr)  # a terminal, outside a kernel
+    monkeypatch.setenv("TTY_COMPATIBLE", "0")
+    assert not progress.draws_on_terminal(sys.stderr)
+    monkeypatch.delenv("TTY_COMPATIBLE")
+    shell = types.SimpleNamespace(kernel=object())
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    assert progress.in_jupyter_kernel() and not progress.draws_on_terminal(sys.stderr)
+    bar = progress.TraceReadingProgress(Path("big.json"), progress.BAR_FROM_BYTES)
+    bar(progress.BAR_FROM_BYTES // 2)
+    bar.done(1000)
+    assert bar.bar is None
+    shell.kernel = None  # IPython in a terminal: no kernel
+    assert not progress.in_jupyter_kernel()
