@@ -9,7 +9,7 @@
 -- images_per_step BIGINT (NULL: infer it from the trace).
 -- "Busiest device" = the device with the most kernel busy time; its figures are the headline.
 -- Output: one row; each column is a metric named as `libreyolo profile get` names it, or one of the
--- internal columns listed in libreyolo_profile/metric_catalog.py INTERNAL_COLUMNS.
+-- internal columns (inputs to other figures): each is one row of sql/metric_catalog.sql.
 -- Creates device_figures too: the per-device figures the profile's `devices` list shows (sql/devices.sql).
 
 -- busy_pct: a device's busy time as a share of the window, % (gpu_util_pct, per device and headline).
