@@ -22,7 +22,7 @@ from libreyolo_profile.cli_crossrun import db_cmd, import_cmd, query_cmd
 from libreyolo_profile.cli_errors import EXIT_INTERRUPTED, STOPPED, run_stoppable
 from libreyolo_profile.cli_errors import first_paragraph as _first_paragraph
 from libreyolo_profile.cli_errors import stopped as _stopped
-from libreyolo_profile.cli_help import JSON_HELP, TRACE_HELP
+from libreyolo_profile.cli_help import JSON_HELP, TRACE_HELP, WHAT_IF_HELP
 from libreyolo_profile.cli_measure import infer_cmd, run_cmd
 from libreyolo_profile.cli_roofline import ROOFLINE_WHAT_IF_HELP, roofline_cmd, what_if_at_roofline
 from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
@@ -297,7 +297,7 @@ def compare_cmd(
         raise typer.Exit(code)
 
 
-@app.command("what-if")
+@app.command("what-if", help=WHAT_IF_HELP)  # the projection's floor stated (cli_help.py)
 def what_if_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
     remove_category: Optional[str] = typer.Option(None, help="kernel category to remove, e.g. elementwise"),

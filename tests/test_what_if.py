@@ -353,3 +353,24 @@ def test_removing_launches_frees_at_most_their_exclusive_time(inputs, name):
         else:
             most = blame_step_ms - busy_ms
         assert got["saved_ms"] <= most + 1e-6, (launches, got["model"]["name"], got["saved_ms"], most)
+
+
+def test_help_states_the_floor_without_loading_the_reader():
+    """`what-if --help` states the floor model (the larger of the device work left and the host's recorded work
+    that does not wait on the device), the same words the screen and --json give, and the CLI that prints it
+    never imports the reader (a cold start pays for the help alone)."""
+    import subprocess
+    import sys
+
+    from libreyolo_profile.cli_help import WHAT_IF_FLOOR
+    from libreyolo_profile.readers.what_if import FLOOR
+
+    assert FLOOR == WHAT_IF_FLOOR and "host_work_ms" in FLOOR and "never falls below" in FLOOR
+    probe = (
+        "import sys; from typer.testing import CliRunner; from libreyolo_profile.cli import app; "
+        "r = CliRunner().invoke(app, ['what-if', '--help'], env={'COLUMNS': '2000'}); "
+        "print(r.output); print('READER_LOADED' if 'libreyolo_profile.readers.what_if' in sys.modules else 'lazy')"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120).stdout
+    assert " ".join(WHAT_IF_FLOOR.split()) in " ".join(out.split())
+    assert out.split()[-1] == "lazy"

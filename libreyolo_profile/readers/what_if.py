@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from libreyolo_profile.cli_help import WHAT_IF_FLOOR
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import METRICS, is_cpu_profile, null_reason
 from libreyolo_profile.output.json_out import emit_json
@@ -28,13 +29,9 @@ MODEL_TEXT = {
     "cpu-ops": "removed ops × per_launch_host_us (on a CPU: framework time ÷ dispatched leaf ops, "
     "the per-op dispatch cost)",
 }
-# How the projection is bounded, for `what-if --help` and the screen.
-FLOOR = (
-    "The projected step never falls below the critical path that remains: the larger of the device work left "
-    "(device-busy time less the time the removed work alone held the device) and the host's recorded work per "
-    "step that does not wait on the device (host_work_ms: ops, runtime calls, Python frames and ranges on every "
-    "host thread, less its syncs, blocking copies and polls of the device, and less the removed work's launch calls)."
-)
+# How the projection is bounded: the words `what-if --help` states too (cli_help.py, a plain constant the CLI
+# reads at start without importing this reader)
+FLOOR = WHAT_IF_FLOOR
 # The input each model multiplies by, for the note when it is null.
 MODEL_INPUT = {"launches": "per_launch_host_us", "cpu-ops": "per_launch_host_us"}
 
