@@ -169,7 +169,9 @@ def test_a_job_draws_the_rank_its_tables_show(tmp_path):
     drawn = timeline(profile)
     assert drawn["rank"] == profile.doc["job"]["metrics_rank"]
     assert_critical_path_is_the_blame(drawn, profile)
-    assert f"rank {drawn['rank']}" in timeline_section({"timeline": drawn}, 900)
+    assert f"rank {drawn['rank']} of {len(profile.doc['job']['ranks'])} in the job" in timeline_section(
+        {"timeline": drawn}, 900
+    )
 
 
 def test_a_timeline_that_cannot_be_computed_fails_alone(tmp_path, monkeypatch):

@@ -77,7 +77,13 @@ def timeline(profile: OpenProfile) -> dict:
         return {"unavailable": f"it could not be computed on this trace ({_first_line(error)})"}
     finally:
         con.close()
-    return {"rows": records(columns, rows), "rank": rank if rank is not None else parsed.rank}
+    ranks = len((profile.doc.get("job") or {}).get("ranks") or [])
+    return {"rows": records(columns, rows), "rank": rank if rank is not None else parsed.rank, "job_ranks": ranks}
+
+
+def _time(ms: float) -> str:
+    """A run's time: ms, or µs below 0.01 ms (a few kernels' worth read 0.000 ms)."""
+    return f"{ms:,.3f} ms" if ms >= 0.01 else f"{ms * 1000:.2f} µs"
 
 
 def _first_line(error: Exception) -> str:
@@ -142,7 +148,7 @@ def timeline_svg(rows: list[dict], unit_word: str, width: int) -> str:
                 parts.append(
                     f'<rect class="lane-run" x="{x0:.2f}" y="{y}" width="{w:.2f}" height="{LANE}" '
                     f'fill="{color_for(r["key"])}"{opacity}><title>{esc(unit_word)} {step} · {esc(lane)} · '
-                    f"{esc(r['key'])} {esc(num(r['key_ms'], 3))} ms of the {esc(num(r['busy_ms'], 3))} ms covered in "
+                    f"{esc(r['key'])} {_time(r['key_ms'])} of the {_time(r['busy_ms'])} covered in "
                     f"{esc(num(at, 3))}–{esc(num(r['bin_end'] * bin_ms, 3))} ms</title></rect>"
                 )
     parts.append("</svg>")
@@ -171,7 +177,12 @@ def timeline_section(side: dict, width: int, unit_word: str = "step") -> str:
     drawn_threads = len({r["lane"] for r in rows if r["lane_kind"] == "host"})
     if threads > drawn_threads:
         notes.append(f"the {drawn_threads} busiest of {threads} host threads drawn")
-    if data.get("rank") is not None:
+    if data.get("job_ranks"):
+        notes.append(
+            f"rank {data['rank']} of {data['job_ranks']} in the job, the rank its tables show (the rank lanes "
+            "above have every rank)"
+        )
+    elif data.get("rank") is not None:
         notes.append(f"rank {data['rank']}")
     notes.append(
         f"one column is {num(rows[0]['bin_ms'], 3)} ms: each shows what covers most of it, lighter where "
