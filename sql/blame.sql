@@ -9,7 +9,9 @@
 -- sql/table_blame.sql and the blame_<cause>_pct metrics of sql/metrics.sql read.
 --
 -- The step: from its host start (ProfilerStep#N, or the fallback window of step_ranges) to the later
--- of its host end and the end of the device work it launched (placed_activity.step). Hosts and
+-- of its host end and the end of the device work it launched (placed_activity.step). The last step's host
+-- end is where its recorded work ended: a closing stretch recording nothing but a wait is no part of it
+-- (sql/ingest.sql step_tail; measurement_window's drain reports it beside the steps). Hosts and
 -- devices are read on every thread and every device, so a step annotated on one thread whose work
 -- runs on another is blamed on that work.
 --

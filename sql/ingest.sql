@@ -204,6 +204,41 @@ SELECT start_ns, end_ns, phase, priority FROM phase_range_depth WHERE depth < (S
 DROP TABLE phase_range_depth;
 DROP TABLE phase_range_candidates;
 
+-- step_tail: the last step's closing stretch in which nothing is recorded but a wait (no op, no Python frame,
+-- no host range, no runtime call other than a synchronize or a poll of the device's progress, no device work),
+-- beyond the longest such closing stretch of the other steps: the profiler stopping (the TensorBoard plugin's
+-- samples close their last ProfilerStep tens of ms after the last op, with only the closing
+-- cudaDeviceSynchronize). What every step has at its close (unrecorded host work each step repeats) stays in
+-- the steps; only the excess is no work of the step: the last step's host end moves back by it
+-- (recorded_end_ns: the ProfilerStep's own end; work_end_ns: where the step now ends), and measurement_window
+-- reports the stretch in the end-of-window drain, beside the steps (tail_ns, ns; 0 when none). One step: its
+-- whole closing stretch.
+CREATE OR REPLACE TEMP TABLE step_tail AS
+WITH recorded_work AS (
+    SELECT ts AS s, ts + dur AS e FROM ev
+    WHERE kind IN ('op', 'python', 'kernel', 'memcpy', 'memset')
+       OR (kind = 'annotation' AND name NOT LIKE 'ProfilerStep#%')
+    UNION ALL
+    SELECT ts, ts + dur FROM runtime_calls
+    WHERE NOT ((role = 'sync' AND regexp_matches(name, '(?i)synchronize')) OR regexp_matches(name, '(?i)^(cu|cuda|hip)(event|stream)query$'))
+),
+-- each step's closing stretch: from its last recorded work's end (clipped to the step) to its end, ns
+closing AS (
+    SELECT s.step, s.start_ns, s.host_end_ns,
+           s.host_end_ns - greatest(s.start_ns, least(s.host_end_ns, coalesce(max(w.e), s.start_ns))) AS closing_ns
+    FROM step_ranges s LEFT JOIN recorded_work w ON w.s < s.host_end_ns AND w.e > s.start_ns
+    GROUP BY s.step, s.start_ns, s.host_end_ns
+),
+last_step AS (SELECT * FROM closing ORDER BY start_ns DESC, step DESC LIMIT 1),
+tail AS (
+    SELECT l.step, l.host_end_ns,
+           greatest(l.closing_ns - coalesce((SELECT max(closing_ns) FROM closing WHERE step <> l.step), 0), 0) AS tail_ns
+    FROM last_step l
+)
+SELECT step, host_end_ns AS recorded_end_ns, host_end_ns - tail_ns AS work_end_ns, tail_ns FROM tail;
+
+UPDATE step_ranges SET host_end_ns = t.work_end_ns FROM step_tail t WHERE step_ranges.step = t.step;
+
 -- segments: each step cut at every phase boundary; each piece takes the phase of the
 -- highest-priority (then innermost) range covering it, 'forward' where none does. Every host
 -- timestamp inside a step falls in exactly one segment, so phase times add up to the step.
@@ -279,8 +314,9 @@ SELECT a.*, CASE WHEN a.launch_ts < g.seg_end THEN g.step END AS step,
 FROM device_activity a ASOF LEFT JOIN segments g ON a.launch_ts >= g.seg_start;
 
 -- measurement_window: from the first step's start to when the host and the device have both
--- finished the last step's work. host_end_ns: when the host finished the last step; drain_ns: how long
--- the device went on running the last step's work after that (the end-of-window drain, ns).
+-- finished the last step's work. host_end_ns: when the host finished the last step (its recorded work:
+-- step_tail); drain_ns: the end-of-window drain, ns: how long the device went on running the last step's work
+-- after that, and the last step's closing stretch that recorded nothing but a wait (tail_ns, step_tail).
 -- device_bound: the device could not keep up with the host: on its busiest device the union of the
 -- kernels inside the window is at least the host's span of the steps. Then the work after the last host
 -- end is the device's accumulated lag, part of the steps (step_ms is the window ÷ steps); otherwise it is
@@ -307,7 +343,9 @@ busiest AS (
     SELECT max(busy) AS busy_ns FROM (
         SELECT device, sum(greatest(ke - greatest(ks, coalesce(reached, ks)), 0)) AS busy FROM reach GROUP BY device)
 )
-SELECT start_ns, end_ns, steps, window_source, host_end_ns, end_ns - host_end_ns AS drain_ns,
+SELECT start_ns, end_ns, steps, window_source, host_end_ns,
+       end_ns - host_end_ns + coalesce((SELECT tail_ns FROM step_tail), 0) AS drain_ns,
+       coalesce((SELECT tail_ns FROM step_tail), 0) AS tail_ns,
        coalesce((SELECT busy_ns FROM busiest), 0) >= host_end_ns - start_ns AS device_bound
 FROM spans;
 
@@ -350,16 +388,23 @@ FROM ev WHERE kind = 'memory';
 CREATE OR REPLACE TEMP TABLE ingest_stats AS
 SELECT count(*) FILTER (WHERE negative_duration) AS negative_duration_events FROM ev;
 
+-- ingest_own_thread: the thread whose work a track holds. `run` writes its backward module ranges on lanes
+-- beside their thread (measure/modules.py lane_tid: (lane + 1) × 10^12 + the thread's id), where they nest;
+-- they are read back as their thread's, so they hold that thread's ops and launches as they did.
+CREATE OR REPLACE TEMP MACRO ingest_own_thread(tid) AS
+    CASE WHEN TRY_CAST(tid AS HUGEINT) >= 1000000000000
+         THEN CAST(TRY_CAST(tid AS HUGEINT) % 1000000000000 AS VARCHAR) ELSE tid END;
+
 -- host_annotations: the host's named ranges (user annotations), on every thread: sql/blame.sql reads
 -- the collectives some backends record only as annotations (gloo:all_reduce on its own thread).
 CREATE OR REPLACE TEMP TABLE host_annotations AS
-SELECT pid, tid, ts, dur, name FROM ev WHERE kind = 'annotation';
+SELECT pid, ingest_own_thread(tid) AS tid, ts, dur, name FROM ev WHERE kind = 'annotation';
 
 -- module_events: the model's module ranges for sql/modules.sql: our own annotations
 -- (measure/modules.py: `module forward: <path> (<Class>)`, `module backward: …`) and a foreign
 -- trace's `nn.Module: <Class>_<n>` python_function events (recorded with with_stack/with_modules).
 CREATE OR REPLACE TEMP TABLE module_events AS
-SELECT pid, tid, ts, dur, name, lower(cat) = 'python_function' AS from_stack FROM ev
+SELECT pid, ingest_own_thread(tid) AS tid, ts, dur, name, lower(cat) = 'python_function' AS from_stack FROM ev
 WHERE (kind = 'annotation' AND (name LIKE 'module forward: %' OR name LIKE 'module backward: %'))
    OR (lower(cat) = 'python_function' AND name LIKE 'nn.Module: %');
 

@@ -170,6 +170,10 @@ INSERT INTO metric_catalog VALUES
      || 'that step (not in a multi-step step_ms when the device kept up with the host), and the closing '
      || 'stretch that recorded nothing but a wait (drain_unrecorded_ms, never in step_ms)',
      FALSE, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL, NULL),
+    ('drain_unrecorded_ms', 'trace', 'DOUBLE', 'ms', ['train', 'infer'], 'any',
+     'of drain_ms, the last step''s closing stretch that recorded nothing but a closing synchronize or wait (the '
+     || 'profiler stopping; the unrecorded_tail mark): left out of the step, its blame and step_ms',
+     FALSE, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL, NULL),
     ('blame_step_ms', 'trace', 'DOUBLE', 'ms', ['train', 'infer'], 'any',
      'the blame''s mean step wall time (blame table step_ms): what every blame share is of',
      FALSE, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL, NULL),
@@ -361,10 +365,6 @@ INSERT INTO metric_catalog VALUES
      FALSE, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL, NULL),
     ('empty_steps_ms', 'internal', 'DOUBLE', 'ms', NULL, NULL,
      'wall time of the dropped empty steps',
-     FALSE, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL, NULL),
-    ('drain_unrecorded_ms', 'trace', 'DOUBLE', 'ms', ['train', 'infer'], 'any',
-     'of drain_ms, the last step''s closing stretch that recorded nothing but a closing synchronize or wait (the '
-     || 'profiler stopping; the unrecorded_tail mark): left out of the step, its blame and step_ms',
      FALSE, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL, NULL);
 
 -- metric_units: the range a value in each unit can take (`compare --fail-on` bounds thresholds with it, and

@@ -140,7 +140,7 @@ SELECT phase, sum(seg_end - seg_start) AS wall_ns FROM segments GROUP BY phase;
 
 CREATE OR REPLACE TEMP TABLE metric_values AS
 WITH w AS (SELECT start_ns, end_ns, end_ns - start_ns AS window_ns, steps, window_source,
-                  host_end_ns - start_ns AS host_span_ns, drain_ns, device_bound FROM measurement_window),
+                  host_end_ns - start_ns AS host_span_ns, drain_ns, tail_ns, device_bound FROM measurement_window),
 k AS (SELECT kind FROM profile_kind),
 busiest AS (SELECT * FROM device_figures ORDER BY busy_ns DESC NULLS LAST, device LIMIT 1),
 steps AS (
@@ -186,7 +186,7 @@ base AS (
            CASE WHEN k.kind = 'infer' THEN steps.host_ns / 1e6
                 WHEN w.steps > 1 AND NOT w.device_bound THEN w.host_span_ns / 1e6 / w.steps
                 ELSE w.window_ns / 1e6 / w.steps END AS step_ms,
-           w.drain_ns,
+           w.drain_ns, w.tail_ns,
            (SELECT images FROM images_per_step) AS images_per_step,
            has_device.yes AS has_device
     FROM w, k, steps, has_device
@@ -208,6 +208,8 @@ SELECT
     -- the device's end-of-window drain: how long it went on running the last step's work after the
     -- host finished that step, ms (train: not in step_ms when there is more than one step and the device kept up)
     base.drain_ns / 1e6 AS drain_ms,
+    -- of drain_ms, the last step's closing stretch that recorded nothing but a wait (sql/ingest.sql step_tail), ms
+    base.tail_ns / 1e6 AS drain_unrecorded_ms,
     -- the blame's mean step wall time (sql/blame.sql blame_windows), ms: what the blame's shares are of
     (SELECT avg(end_ns - start_ns) / 1e6 FROM blame_windows) AS blame_step_ms,
     -- ProfilerStep ranges dropped because nothing ran inside them (sql/ingest.sql dropped_steps)
