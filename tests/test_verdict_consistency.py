@@ -35,7 +35,8 @@ def _tolerance(text: str) -> float:
 
 def printed_figures(sentence: str, cause_names: set[str]) -> list[tuple[str, str, str]]:
     """(what, printed number, kind) for every figure the sentence ties to a name: kind 'cause_pct' (a cause's
-    share, %), 'metric' (a number followed by the metric it is, in parentheses), 'cause_ms' (a cause's ms beside
+    share, %), 'metric' (a number followed by the metric it is, in parentheses, or a metric named and then its
+    number: 'dataload_pct, 39.6%'), 'cause_ms' (a cause's ms beside
     its share: `<cause> <x>% (<y> ms`, what = 'cause:x'), 'step_ms' (`of a <y> ms profiled step`)."""
     found = []
     for name, number in re.findall(r"\b([a-z_]+) " + NUMBER + r"%", sentence):
@@ -43,6 +44,8 @@ def printed_figures(sentence: str, cause_names: set[str]) -> list[tuple[str, str
             found.append((name, number, "cause_pct"))
     for number, metric in re.findall(NUMBER + r"(?:%| ms)?(?: [a-z ]{1,30})? \((\w+_(?:pct|ms|us))\b", sentence):
         found.append((metric, number, "metric"))
+    for metric, number in re.findall(r"\b([a-z_]+_(?:pct|ms|us)),? " + NUMBER + r"(?:%| ms| µs)", sentence):
+        found.append((metric, number, "metric"))  # the metric named first: 'dataload_pct, 39.6% = …'
     for share, ms in re.findall(NUMBER + r"% (?:of the profiled step |of the step )?\(" + NUMBER + r" ms\b", sentence):
         found.append((share, ms, "cause_ms"))
     for ms in re.findall(r"of a " + NUMBER + r" ms profiled (?:step|call)", sentence):
@@ -54,12 +57,13 @@ def test_the_reader_finds_every_kind_of_figure():
     sentence = (
         "device work holds 78.8% of each profiled step (blame_device_busy_pct, under 80%), and the largest cause "
         "of its idle time is launching 11.9% (15.43 ms: device idle …) of a 129.40 ms profiled step; next sync: "
-        "sync_bubble 5.9%"
+        "sync_bubble 5.9%; dataload_pct, 39.6% = 69.30 ms, is the phase's whole wall time"
     )
     assert printed_figures(sentence, {"launching", "sync_bubble"}) == [
         ("launching", "11.9", "cause_pct"),
         ("sync_bubble", "5.9", "cause_pct"),
         ("blame_device_busy_pct", "78.8", "metric"),
+        ("dataload_pct", "39.6", "metric"),
         ("11.9", "15.43", "cause_ms"),
         ("blame_step_ms", "129.40", "step_ms"),
     ]
