@@ -16,7 +16,7 @@ import pytest
 from libreyolo_profile.readers import report_timeline
 from libreyolo_profile.readers.common import open_profile
 from libreyolo_profile.readers.report_timeline import BINS, STEPS_CAP, timeline, timeline_section
-from tests.conftest import job_folders, run_cli, trace_files
+from tests.conftest import job_folders, require_traces, run_cli, trace_files
 from tests.synthetic_traces import A100, ELEMENTWISE, GEMM_FP32_SIMT, annotation, kernel, op, runtime, write_trace
 
 STEPS, KERNELS, SLOW = 40, 300, 17  # ProfilerStep#17 lasts 1.5 ms, every other 1 ms
@@ -186,3 +186,15 @@ def test_a_timeline_that_cannot_be_computed_fails_alone(tmp_path, monkeypatch):
     data = timeline(profile)
     assert data == {"unavailable": "it could not be computed on this trace (Conversion Error: an odd value)"}
     assert "not drawn: it could not be computed" in timeline_section({"timeline": data}, 900)
+
+
+def test_a_builtin_profile_says_it_holds_no_trace():
+    from libreyolo_profile.store.document.builtin import SOURCE_TYPE
+
+    assert report_timeline.BUILTIN_SOURCE == SOURCE_TYPE
+    builtin = sorted((require_traces().parent / "libreyolo_builtin_profiles").glob("*_profile.json"))
+    if not builtin:
+        pytest.skip("no LibreYOLO built-in profile among the shared files")
+    data = timeline(open_profile(builtin[0]))
+    assert data == {"unavailable": report_timeline.trace_of(open_profile(builtin[0]))[2]}
+    assert "built-in profile holds per-step sums" in data["unavailable"]

@@ -24,6 +24,7 @@ STEPS_CAP = 6  # steps drawn at most: evenly spread ones and the slowest
 BINS = 720  # columns across the longest shown step (the wide page's plot is 720 units wide)
 MAX_STREAMS = 6  # more streams than this: one lane per device and kind of work
 MAX_THREADS = 3  # host threads drawn: the busiest
+BUILTIN_SOURCE = "libreyolo-builtin"  # store/document/builtin.py SOURCE_TYPE (importing it loads the whole converter)
 LANE, GAP, HEAD, LEFT, AXIS = 13, 3, 18, 180, 22
 
 
@@ -46,9 +47,11 @@ def trace_of(profile: OpenProfile) -> tuple[Path | None, int | None, str | None]
     for path in candidates:
         if path.is_file():
             return path, rank, None
-    if source.get("type") == "builtin":
+    if source.get("type") == BUILTIN_SOURCE:
         return None, rank, "a LibreYOLO built-in profile holds per-step sums, not the trace a timeline draws"
-    return None, rank, "the profile kept no trace to draw it from (measure with the trace kept)"
+    if source.get("type") == "trace" and source.get("path"):
+        return None, rank, f"its trace {source['path']} is no longer there"
+    return None, rank, "the profile kept no trace to draw it from (measured with --no-trace; --trace keeps it)"
 
 
 def timeline(profile: OpenProfile) -> dict:
