@@ -15,8 +15,7 @@ from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError
 from libreyolo_profile.readers.common import OpenProfile, records, run_sql
-from libreyolo_profile.readers.report_colors import color_for, meaning_of
-from libreyolo_profile.readers.report_ranks import STEP_LANE
+from libreyolo_profile.readers.report_colors import INK, color_for, meaning_of
 from libreyolo_profile.readers.report_svg import _open, esc, legend, num, tick_labels
 from libreyolo_profile.store.schema import TRACE_FILE
 
@@ -141,7 +140,9 @@ def timeline_svg(rows: list[dict], unit_word: str, width: int) -> str:
             y = top + HEAD + j * (LANE + GAP)
             parts.append(
                 f'<text x="{LEFT - 8}" y="{y + LANE - 2}" text-anchor="end" class="tick">{esc(lane)}</text>'
-                f'<rect x="{LEFT}" y="{y}" width="{right - LEFT}" height="{LANE}" fill="{STEP_LANE}"/>'
+                # an outline, not a fill: unexplained idle's pale grey must show against the lane
+                f'<rect x="{LEFT}" y="{y}" width="{right - LEFT}" height="{LANE}" fill="none" stroke="{INK}" '
+                'stroke-opacity="0.15" stroke-width="0.6"/>'
             )
             for r in (r for r in mine if r["lane"] == lane):
                 x0 = LEFT + r["bin_start"] * px
