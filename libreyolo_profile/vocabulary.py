@@ -5,9 +5,11 @@ cause, a verdict, a metric's unit or a column's meaning: it reads them here, so 
 is a change to one row.
 
 Reading a table through DuckDB costs a fresh process ~100 ms (its import and first database), and `get`
-answers in ~50 ms: the rows are kept as JSON in the user's cache (the store's cache root,
-$XDG_CACHE_HOME/libreyolo-profile, under vocabulary/), named by a hash of the module's SQL, so an edited
-module is read again and a cached one costs a file read. A cache that cannot be written only costs the time.
+answers in ~50 ms without DuckDB: the rows are kept as JSON, named by a checksum of the module's SQL (an
+edited module is read again, a cached one costs a file read), beside the SQL as Python keeps bytecode
+(sql/__pycache__/, so every user and every cache directory shares them) or, where the package cannot be
+written, in the user's cache (the store's cache root, $XDG_CACHE_HOME/libreyolo-profile, under
+vocabulary/). Where neither can be written, each process reads the SQL: slower, never wrong.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import zlib
 from functools import cache
 from pathlib import Path
 
-from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.sqlfiles import sql_directory, sql_text
 
 # table → the module that creates it
 _MODULES = {
@@ -37,11 +39,11 @@ _LOCK = threading.Lock()
 _CACHE_FORMAT = "1"  # bump when the cached files' layout changes
 
 
-def _cache_directory() -> Path:
-    """Where the rows are kept: the store's cache root (store/workdir.py configured_root; the ground floor
-    cannot import the store), under vocabulary/."""
+def _cache_directories() -> tuple[Path, Path]:
+    """Where the rows are kept, the first that can be written: beside the SQL, else the store's cache root
+    (store/workdir.py configured_root; the ground floor cannot import the store), under vocabulary/."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "libreyolo-profile" / "vocabulary"
+    return sql_directory() / "__pycache__", Path(base) / "libreyolo-profile" / "vocabulary"
 
 
 def _from_sql(module: str) -> dict[str, list[dict]]:
@@ -69,19 +71,22 @@ def _module_rows(module: str) -> dict[str, list[dict]]:
     then kept there). Either way the rows are what JSON carries, so a hit and a miss give the same values."""
     text = sql_text(module)  # a vocabulary module requires nothing (tests/test_metric_catalog.py): its own SQL
     key = f"{_CACHE_FORMAT}-{zlib.crc32(text.encode()):08x}-{len(text):x}"  # is all its rows depend on
-    path = _cache_directory() / f"{module.removesuffix('.sql')}-{key}.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    paths = [directory / f"vocabulary-{module.removesuffix('.sql')}-{key}.json" for directory in _cache_directories()]
+    for path in paths:
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
     found = json.dumps(_from_sql(module), ensure_ascii=False)
-    try:  # another version's file stays: two installs sharing the cache must not evict each other's
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        temporary.write_text(found, encoding="utf-8")
-        os.replace(temporary, path)  # readers see the whole file or none
-    except OSError:
-        pass
+    for path in paths:  # another version's file stays: two installs sharing a cache must not evict each other's
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            temporary.write_text(found, encoding="utf-8")
+            os.replace(temporary, path)  # readers see the whole file or none
+            break
+        except OSError:
+            continue
     return json.loads(found)
 
 

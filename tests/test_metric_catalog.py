@@ -179,18 +179,20 @@ def test_a_vocabulary_module_requires_nothing():
         assert module(name).requires == (), name
 
 
-def _fresh(monkeypatch, cache):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+def _fresh(monkeypatch, *directories):
+    """The vocabulary's cache in these directories only (beside the SQL, then the user's), read afresh."""
+    monkeypatch.setattr(vocabulary, "_cache_directories", lambda: directories)
     vocabulary._module_rows.cache_clear()
 
 
 def test_cached_rows_are_the_sql_rows_and_an_edit_reads_the_sql_again(tmp_path, monkeypatch):
+    beside, user = tmp_path / "beside", tmp_path / "user"
     try:
-        _fresh(monkeypatch, tmp_path)
-        first = vocabulary.rows("metric_catalog")  # a miss: DuckDB, then kept
+        _fresh(monkeypatch, beside, user)
+        first = vocabulary.rows("metric_catalog")  # a miss: DuckDB, then kept beside the SQL
         assert list(first) == json.loads(json.dumps(vocabulary._from_sql("metric_catalog.sql")["metric_catalog"]))
-        kept = list((tmp_path / "libreyolo-profile" / "vocabulary").glob("metric_catalog-*.json"))
-        assert len(kept) == 1
+        kept = list(beside.glob("vocabulary-metric_catalog-*.json"))
+        assert len(kept) == 1 and not user.exists()
         planted = json.loads(kept[0].read_text(encoding="utf-8"))
         planted["metric_catalog"][0]["meaning"] = "planted"
         kept[0].write_text(json.dumps(planted), encoding="utf-8")
@@ -204,11 +206,14 @@ def test_cached_rows_are_the_sql_rows_and_an_edit_reads_the_sql_again(tmp_path, 
         vocabulary._module_rows.cache_clear()
 
 
-def test_a_cache_that_cannot_be_written_still_answers(tmp_path, monkeypatch):
+def test_a_package_that_cannot_be_written_keeps_the_rows_in_the_user_cache(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory", encoding="utf-8")
     try:
-        _fresh(monkeypatch, blocker)
+        _fresh(monkeypatch, blocker / "__pycache__", tmp_path / "user")
+        assert [row["name"] for row in vocabulary.rows("sidecar_tables")][:2] == ["kernels", "ops"]
+        assert len(list((tmp_path / "user").glob("vocabulary-sidecar_columns-*.json"))) == 1
+        _fresh(monkeypatch, blocker / "a", blocker / "b")  # nowhere to keep them: each process reads the SQL
         assert [row["name"] for row in vocabulary.rows("sidecar_tables")][:2] == ["kernels", "ops"]
     finally:
         vocabulary._module_rows.cache_clear()
