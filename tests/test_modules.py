@@ -242,6 +242,43 @@ def test_hand_derived_gpu_trace(tmp_path):
     assert [o["name"] for o in json.loads(run_cli("ops", str(trace), "--json").stdout)["ops"]] == ["aten::conv2d"]
 
 
+def test_backward_ranges_move_to_lanes_that_nest_and_read_back_as_their_thread(tmp_path):
+    """A backward range opens in one autograd node's hook and ends in another's: it crosses the engine's own
+    ranges, and interleaved branches cross each other (here M.a 94–98 over M.b 92–97, both inside an
+    evaluate_function range 93–96 they straddle). measure/modules.py moves them onto lanes beside their thread,
+    each lane nesting (M and M.b on the first, M.a on a second), and the analysis reads them as before."""
+    from libreyolo_profile.measure.modules import lane_tid, separate_backward_ranges
+    from libreyolo_profile.store.decode.trace_check import check_trace
+    from tests.synthetic_traces import A100, ELEMENTWISE, HOST_TID, annotation, kernel, op, runtime, write_trace
+
+    events = [
+        annotation("ProfilerStep#1", 0, 100),
+        op("module forward: M (Model)", 10, 80),
+        op("module forward: M.a (A)", 20, 20),
+        op("aten::conv2d", 21, 15),
+        op("autograd::engine::evaluate_function: ConvolutionBackward0", 93, 3),
+        op("module backward: M (Model)", 91, 8),
+        op("module backward: M.b (B)", 92, 5),
+        op("module backward: M.a (A)", 94, 4),
+        runtime("cudaLaunchKernel", 95, 0.5, 1),
+        kernel(ELEMENTWISE, 96, 3, 1),
+    ]
+    before = write_trace(tmp_path / "crossing.json", events, devices=[A100])
+    after = tmp_path / "lanes.json"
+    after.write_bytes(before.read_bytes())
+    assert check_trace(before).partial_overlap_count > 0
+    assert separate_backward_ranges(after) == 3
+    assert check_trace(after).ok, check_trace(after).as_dict()
+    moved = {e["name"]: e["tid"] for e in json.loads(after.read_text())["traceEvents"] if e.get("ph") == "X"}
+    assert moved["module backward: M (Model)"] == moved["module backward: M.b (B)"] == lane_tid(HOST_TID, 0)
+    assert moved["module backward: M.a (A)"] == lane_tid(HOST_TID, 1)
+    assert moved["module forward: M (Model)"] == HOST_TID  # the forward nests where it ran
+    rows_before, rows_after = modules_json(before)["modules"], modules_json(after)["modules"]
+    assert rows_after == rows_before and {r["phase"] for r in rows_after} == {"forward", "backward"}
+    assert_matches_reference(after, rows_after)
+    assert separate_backward_ranges(after) == 0  # nothing left to move: the file stays as it is
+
+
 # ---------------------------------------------------------------------------------------------
 # foreign traces
 

@@ -16,11 +16,22 @@ last, so nothing is counted twice.
 
 Only annotated calls pay: `recording(annotate)` installs the hooks for one call and removes them
 after it, so unprofiled calls run the model with no hook at all (nn.Module's fast path).
+
+A backward range opens in one autograd node's hook and ends in another's, so on the thread that ran it
+it crosses the engine's own `autograd::engine::evaluate_function: …` ranges (and, where branches
+interleave, other backward ranges): the TensorBoard plugin and Perfetto draw a thread's ranges as a stack
+and cannot draw a crossing one. `separate_backward_ranges` moves them, once the trace is written, onto
+tracks of their own beside their thread (`lane_tid`), as many as it takes for each track's ranges to nest;
+sql/ingest.sql reads a lane's ranges back as its thread's (`own_thread`), so the analysis is unchanged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
 from typing import Iterator
 
 DEFAULT_DEPTH = 2  # the top-level parts and their direct children
@@ -181,3 +192,104 @@ class ModuleRanges:
             pending.end()
         self.open_backward.clear()
         self._callback_queued = False
+
+
+# A lane's thread id: (lane + 1) × LANE_TID_BASE + its thread's own id. Thread ids stay far below it (Linux's
+# pid_max is 2^22) and a lane's id far below 2^53, where a JSON reader's doubles stop being exact;
+# sql/ingest.sql reads a lane's ranges back as its thread's with the same arithmetic.
+LANE_TID_BASE = 10**12
+BACKWARD_PREFIX = RANGE_PREFIX["backward"]
+
+
+def lane_tid(tid: int, lane: int) -> int:
+    """The thread id of the `lane`-th (0-based) track of `tid`'s backward module ranges."""
+    return (lane + 1) * LANE_TID_BASE + tid
+
+
+def own_thread(tid):
+    """The thread whose work a track holds: a lane's thread, any other track itself."""
+    return tid % LANE_TID_BASE if isinstance(tid, int) and tid >= LANE_TID_BASE else tid
+
+
+def _perfetto_ns(value) -> int:
+    """A µs time as Perfetto reads it (store/decode/trace_check.py: int(value × 1000))."""
+    return value * 1000 if isinstance(value, int) else int(float(value) * 1000.0)
+
+
+def _first_nesting_lane(lanes: list[list[int]], start: int, end: int) -> int:
+    """The first lane where [start, end) nests (what ended by `start` closed first), a new one if none."""
+    for number, stack in enumerate(lanes):
+        while stack and stack[-1] <= start:
+            stack.pop()
+        if not stack or end <= stack[-1]:
+            return number
+    lanes.append([])
+    return len(lanes) - 1
+
+
+def assign_lanes(events: list) -> int:
+    """Move every backward module range (a complete event) of an integer thread onto the first of that thread's
+    lanes where it nests (each lane a stack: disjoint from, or inside, what is open there), in place; adds a
+    thread_name for each lane used. Returns how many ranges moved."""
+    by_thread: dict[tuple, list[dict]] = {}
+    for event in events:
+        if (
+            isinstance(event, dict)
+            and event.get("ph") == "X"
+            and str(event.get("name", "")).startswith(BACKWARD_PREFIX)
+            and isinstance(event.get("tid"), int)
+            and event["tid"] < LANE_TID_BASE
+        ):
+            by_thread.setdefault((event.get("pid"), event["tid"]), []).append(event)
+    names = []
+    for (pid, tid), ranges in by_thread.items():
+        spans = sorted(
+            ((_perfetto_ns(e["ts"]), _perfetto_ns(e["ts"]) + _perfetto_ns(e.get("dur", 0)), e) for e in ranges),
+            key=lambda span: (span[0], -span[1]),
+        )
+        lanes: list[list[int]] = []  # each lane's stack of open ends
+        for start, end, event in spans:
+            number = _first_nesting_lane(lanes, start, end)
+            lanes[number].append(end)
+            event["tid"] = lane_tid(tid, number)
+        for number in range(len(lanes)):
+            names.append(
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": lane_tid(tid, number),
+                 "args": {"name": f"module backward ranges of thread {tid} ({number + 1}/{len(lanes)})"}}
+            )  # fmt: skip
+            names.append(
+                {"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": lane_tid(tid, number),
+                 "args": {"sort_index": tid}}
+            )  # fmt: skip
+    events.extend(names)
+    return sum(len(ranges) for ranges in by_thread.values())
+
+
+def separate_backward_ranges(path: Path) -> int:
+    """Rewrite the trace at `path` with its backward module ranges on lanes of their own (assign_lanes),
+    one event a line as Kineto writes it, through a temp file and a rename; untouched when it holds none.
+    Returns how many ranges moved."""
+    path = Path(path)
+    raw = path.read_bytes()
+    if BACKWARD_PREFIX.encode() not in raw:
+        return 0
+    trace = json.loads(raw)
+    events = trace.get("traceEvents") if isinstance(trace, dict) else None
+    if not isinstance(events, list):
+        return 0
+    moved = assign_lanes(events)
+    if not moved:
+        return 0
+    head = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in trace.items() if key != "traceEvents"]
+    body = ",\n".join("    " + json.dumps(event, allow_nan=False) for event in events)
+    text = "{\n" + "".join(line + ",\n" for line in head) + '  "traceEvents": [\n' + body + "\n  ]\n}\n"
+    handle, temp = tempfile.mkstemp(prefix=".libreyolo-profile-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return moved

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from libreyolo_profile.errors import ProfileError
+from libreyolo_profile.measure.modules import separate_backward_ranges
 
 # Profiler settings, chosen for low distortion: no stacks, modules or FLOP counting (each adds per-op
 # host cost; the CPU forward dispatches ~5,000 aten ops per call). Shapes are recorded: the roofline
@@ -71,6 +72,7 @@ def export_trace(prof, path: Path) -> Path:
     with kineto_quiet():
         prof.export_chrome_trace(str(path))
     _check_exported(path)
+    separate_backward_ranges(path)  # tracks of their own, so every thread's ranges nest (measure/modules.py)
     return path
 
 
