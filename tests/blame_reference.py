@@ -3,7 +3,8 @@ the rules in sql/blame.sql's header without any product code or SQL, for tests/t
 
 The rules, restated: a step runs from its ProfilerStep's host start to the later of its host end and
 the end of the device work launched inside it, never past the next step's start; with several steps the
-last one ends with its host end. A ProfilerStep inside which nothing starts is no step. Each instant of it
+last one ends with its host end, less a closing stretch of nothing but waits beyond what the other steps have at
+their close. A ProfilerStep inside which nothing starts is no step. Each instant of it
 takes the cause of the highest-priority (lowest number) interval covering it; no interval: unexplained.
 """
 
@@ -307,11 +308,39 @@ def _steps(events: list[dict]) -> list[tuple[int, int]]:
     worked = [(ts, dur) for ts, dur in marked if bisect.bisect_left(starts, ts + dur) > bisect.bisect_left(starts, ts)]
     marked = worked or marked
     if marked:
-        return [(ts, ts + dur) for ts, dur in marked]
+        return _without_closing_tail(events, [(ts, ts + dur) for ts, dur in marked])
     device = [e for e in events if e["kind"] in ("kernel", "copy")]
     host = [e for e in events if e["kind"] in ("op", "annotation", "runtime")]
     span = device or host
     return [(min(e["ts"] for e in span), max(e["ts"] + e["dur"] for e in span))]
+
+
+_WAITS = re.compile(r"(?i)(synchronize|^(cu|cuda|hip)(event|stream)query$)")
+
+
+def _without_closing_tail(events: list[dict], steps: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The last step's closing stretch (from its last recorded work to its end: ops, Python frames, host ranges
+    but ProfilerStep, device work, runtime calls but synchronizes and event/stream queries) beyond the longest
+    closing stretch of the other steps (all of it, with one step) is the profiler stopping: the step ends that
+    much earlier."""
+    work = sorted(
+        (e["ts"], e["ts"] + e["dur"])
+        for e in events
+        if e["kind"] in ("op", "python", "kernel", "copy")
+        or (e["kind"] == "annotation" and not e["name"].startswith("ProfilerStep#"))
+        or (e["kind"] == "runtime" and not _WAITS.search(e["name"]))
+    )
+    starts, reach = [s for s, _ in work], []
+    for _, end in work:  # the latest end of the work started so far
+        reach.append(max(end, reach[-1]) if reach else end)
+
+    def closing(start: int, end: int) -> int:
+        started = bisect.bisect_left(starts, end)  # the work that started before the step's end
+        last = reach[started - 1] if started else start
+        return end - max(start, min(end, last))
+
+    tail = max(closing(*steps[-1]) - max((closing(*step) for step in steps[:-1]), default=0), 0)
+    return steps[:-1] + [(steps[-1][0], steps[-1][1] - tail)]
 
 
 def _tiny(o: dict) -> bool:
