@@ -1,6 +1,7 @@
-"""docs/SCHEMA.md stays true: its generated blocks match the code (store/schema.py, metric_catalog.py,
-store/crossrun/columns.py), its profile.json keys match a real document, the views have the documented
-columns, and every ```sql example runs through the DuckDB Python client on real profile directories.
+"""docs/SCHEMA.md stays true: its generated blocks match the vocabulary and the code (sql/sidecar_columns.sql
+through store/schema.py, sql/metric_catalog.sql through metric_catalog.py, store/crossrun/columns.py), its
+profile.json keys match a real document, the views have the documented columns, and every ```sql example
+runs through the DuckDB Python client on real profile directories.
 
 Regenerate the blocks after a schema change:  python tests/test_schema_docs.py
 """
@@ -75,6 +76,21 @@ def render_metrics() -> str:
     return "\n".join(lines)
 
 
+def render_ranges() -> str:
+    from libreyolo_profile.metric_catalog import metric_row
+    from libreyolo_profile.vocabulary import rows
+
+    lines = ["| unit | lowest | highest plausible | metrics with a range of their own |", "| --- | --- | --- | --- |"]
+    for unit in rows("metric_units"):
+        own = [
+            f"`{name}`: {metric_row(name)['lowest']:g} … {metric_row(name)['highest']:g}"
+            for name, (metric_unit, _, _, _) in METRICS.items()
+            if metric_unit == unit["unit"] and metric_row(name)["lowest"] is not None
+        ]
+        lines.append(f"| {unit['unit']} | {unit['lowest']:g} | {unit['highest']:g} | {'; '.join(own) or '—'} |")
+    return "\n".join(lines)
+
+
 def _columns_table(columns) -> str:
     lines = ["| column | type | unit | meaning |", "| --- | --- | --- | --- |"]
     for name, sql_type, unit, meaning in columns:
@@ -94,6 +110,7 @@ BLOCKS = {
     "versions": render_versions,
     "tables": render_tables,
     "metrics": render_metrics,
+    "ranges": render_ranges,
     "identity": render_identity,
     "profiles": render_profiles,
 }
