@@ -37,10 +37,18 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # a real model); a file that becomes much slower belongs here.
 MEASURED_SECONDS = {
     "tests/test_bad_inputs.py": 98,
+    "tests/test_interrupt.py": 95,
+    "tests/test_job.py": 59,
+    "tests/test_job_measured.py": 57,
+    "tests/test_corpus.py": 55,
+    "tests/test_corpus_2.py": 55,
+    "tests/test_corpus_3.py": 51,
+    "tests/test_corpus_4.py": 55,
     "tests/test_full_disk.py": 16,
+    "tests/test_corpus_jobs.py": 11,
 }
-SECONDS_PER_TEST = 0.5
-SLOW_FILE_SECONDS = 30.0
+SECONDS_PER_TEST = 0.3
+SLOW_FILE_SECONDS = 60.0  # a real model measured, the imports of torch and LibreYOLO: tens of seconds
 
 
 def estimated_seconds(path: str, tests: list) -> float:
