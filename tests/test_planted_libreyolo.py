@@ -91,6 +91,7 @@ def test_a_12_megapixel_photo_at_a_small_imgsz_is_preprocess(sandbox):
         pytest.skip(f"the forward outgrew the planted preprocess on this machine: preprocess {share:.0%} of the calls")
     doc = json.loads((out / "profile.json").read_text())
     verdict = doc["verdict"]
+    print(f"planted preprocess: {share:.0%} of the calls (next phase {other:.0%}); verdict {verdict['bound']}")
     assert verdict["bound"] == "preprocess", (share, other, verdict)
     assert "preprocess" in verdict["reason"]
 
@@ -119,5 +120,6 @@ def test_a_dataset_of_12_megapixel_images_with_no_workers_is_dataloader(sandbox)
         pytest.skip(f"the step's compute outgrew the planted data loading here: dataload {share:.0%} of the steps")
     doc = json.loads((out / "profile.json").read_text())
     verdict = doc["verdict"]
+    print(f"planted dataload: {share:.0%} of the steps (next phase {other:.0%}); verdict {verdict['bound']}")
     assert verdict["bound"] == "dataloader", (share, other, verdict)
     assert "dataload" in verdict["reason"]
