@@ -38,12 +38,22 @@ class Loaded:
     """One profile document, where its sidecars live and what the user named. A plain class, not a
     dataclass: importing dataclasses (inspect, ast, dis) would cost `get` a third of its cold start."""
 
-    __slots__ = ("doc", "home", "path")
+    __slots__ = ("_head", "doc", "home", "path")
 
-    def __init__(self, doc: dict, home: Path | None, path: Path):
+    def __init__(self, doc: dict, home: Path | None, path: Path, head=None):
         self.doc = doc
         self.home = home  # directory holding the profile.json and its sidecars (None: none on disk)
         self.path = path  # what the user named
+        self._head = head  # the typed head, once decoded (store/document/head.py)
+
+    @property
+    def head(self):
+        """The document's head as typed msgspec Structs (store/document/head.py's ProfileHead), decoded once:
+        at load where the head was checked, else on first use (a cached `get` reads `doc` and stays without
+        msgspec). Read by attribute: `loaded.head.settings.batch`, `loaded.head.verdict.bound`."""
+        if self._head is None:
+            self._head = checked_head(self.doc, self.path, typed=True)
+        return self._head
 
     def __repr__(self) -> str:
         return f"Loaded(home={self.home!r}, path={self.path!r}, kind={self.doc.get('kind')!r})"
@@ -124,19 +134,25 @@ def _validate(doc: dict, path: Path, ours: bool = False) -> dict:
     return doc if ours else checked_head(doc, path)
 
 
-def checked_head(doc: dict, path) -> dict:
+def _checked(doc: dict, path: Path, home: Path | None, named: Path) -> Loaded:
+    """The Loaded of a document read from disk, its head decoded once, where it is checked."""
+    doc = _validate(doc, path, ours=True)
+    return Loaded(doc, home, named, checked_head(doc, path, typed=True))
+
+
+def checked_head(doc: dict, path, typed: bool = False):
     """`doc`, once its head and embedded tables have the shape every reader reads (store/document/head.py);
-    otherwise one line naming the field, exit 1."""
+    otherwise one line naming the field, exit 1. `typed`: the decoded head (a ProfileHead) instead."""
     from libreyolo_profile.store.document.head import BadHead, check_head, tables_problem
 
     try:
-        check_head(doc)
+        head = check_head(doc)
     except BadHead as exc:
         raise UnanalysableError(f"{path}: not a valid profile: {exc}") from None
     problem = tables_problem(doc)
     if problem is not None:
         raise UnanalysableError(f"{path}: not a valid profile: {problem}")
-    return doc
+    return head if typed else doc
 
 
 def _profile_in_directory(directory: Path) -> Path:
@@ -161,7 +177,7 @@ def load_document(path: Path) -> Loaded:
     _check_readable(path)
     if path.is_dir():
         target = _profile_in_directory(path)
-        return _repeat_damage_warning(Loaded(_validate(_read_document(target), target), target.parent, path))
+        return _repeat_damage_warning(_checked(_read_document(target), target, target.parent, path))
     head = _peek(path).removeprefix(_BOM)
     if not head.strip():
         raise UnanalysableError(f"{path}: the file is empty")
@@ -169,7 +185,7 @@ def load_document(path: Path) -> Loaded:
         text = head.lstrip()
         schema = _schema_of(text)
         if schema in _OUR_SCHEMAS:
-            return _repeat_damage_warning(Loaded(_validate(_read_document(path), path), path.parent, path))
+            return _repeat_damage_warning(_checked(_read_document(path), path, path.parent, path))
         if schema == BUILTIN_SCHEMA:
             from libreyolo_profile.store.document.builtin import builtin_document
 
@@ -178,7 +194,7 @@ def load_document(path: Path) -> Loaded:
         if path.name == TRACE_FILE and (path.parent / PROFILE_FILE).is_file():
             # our own trace: its profile.json knows what the trace alone cannot (images, overhead)
             target = path.parent / PROFILE_FILE
-            return _repeat_damage_warning(Loaded(_validate(_read_document(target), target), path.parent, path))
+            return _repeat_damage_warning(_checked(_read_document(target), target, path.parent, path))
     return _load_trace(path)
 
 
@@ -240,7 +256,8 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
     cached = _cached_document(home)
     if cached is not None:
         return Loaded(cached, home, path)
-    doc = checked_head(convert(path), path)
+    doc = convert(path)
+    head = checked_head(doc, path, typed=True)
 
     def publish(root: Path) -> Loaded:
         from libreyolo_profile.store.disk.writer import write_directory
@@ -250,10 +267,10 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
             staged = work / "entry"
             write_directory(doc, staged)
             if publish_entry(staged, home, lambda entry: _cached_document(entry) is not None, retired=work):
-                return Loaded(doc, home, path)
+                return Loaded(doc, home, path, head)
         theirs = _cached_document(home)
         # theirs vanishing again cannot happen to a good entry; without one, sidecars are rebuilt from doc
-        return Loaded(theirs, home, path) if theirs is not None else Loaded(doc, None, path)
+        return Loaded(theirs, home, path) if theirs is not None else Loaded(doc, None, path, head)
 
     return writing(publish)
 
