@@ -51,8 +51,13 @@ class Loaded:
         """The document's head as typed msgspec Structs (store/document/head.py's ProfileHead), decoded once:
         at load where the head was checked, else on first use (a cached `get` reads `doc` and stays without
         msgspec). Read by attribute: `loaded.head.settings.batch`, `loaded.head.verdict.bound`."""
-        if self._head is None:
-            self._head = checked_head(self.doc, self.path, typed=True)
+        if self._head is None:  # a cache entry, checked when it was written: `doc` is left as it is
+            from libreyolo_profile.store.document.head import BadHead, check_head
+
+            try:
+                self._head = check_head(dict(self.doc))
+            except BadHead as exc:
+                raise UnanalysableError(f"{self.path}: not a valid profile: {exc}") from None
         return self._head
 
     def __repr__(self) -> str:
