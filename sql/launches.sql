@@ -2,27 +2,10 @@
 -- trace's timeline: HTA's cuda_kernel_launch_stats (launch delay, launch call time, short kernels) and its
 -- queue length analysis. For `launches` (readers/launches.py) and the Python API (Profile.launch_outliers,
 -- Profile.queue_length).
--- requires: ingest.sql
+-- inputs: launch_executions, launch_window (sql/launch_executions.sql over the trace's timeline, or the
+-- launches section kept with the profile: store/ingest/lazy_sections.py)
 --
--- Binds nothing; creates the tables and macros below. Only executions whose launch the trace recorded count
--- (a runtime call with their correlation id): work queued before the capture began has no launch.
--- Times are relative to the measured window's start (measurement_window.start_ns).
-
--- launch_executions: every device execution (kernel, memcpy, memset) with the runtime call that launched it.
---   launch_ns, start_ns, end_ns: the launch call's start, the execution's start and end, ns from the window
---   start; delay_ns: launch to start, ns; call_ns: the launch call's own duration, ns; dur_ns: the
---   execution's duration, ns; step, phase: where its launch lies (NULL: outside the measured steps)
-CREATE OR REPLACE TEMP TABLE launch_executions AS
-WITH launch_calls AS (  -- the call that launched each correlation id: the first, as device_activity's launch_ts
-    SELECT correlation, arg_min(dur, ts) AS call_ns, arg_min(name, ts) AS call
-    FROM placed_runtime WHERE correlation IS NOT NULL AND correlation <> 0 GROUP BY correlation
-)
-SELECT a.device, a.stream, a.step, a.phase, a.kind AS activity, a.category, a.name, c.call,
-       a.launch_ts - w.start_ns AS launch_ns, a.ts - w.start_ns AS start_ns,
-       greatest(a.ts + a.dur, a.launch_ts) - w.start_ns AS end_ns,
-       a.ts - a.launch_ts AS delay_ns, c.call_ns, a.dur AS dur_ns
-FROM placed_activity a JOIN launch_calls c ON c.correlation = a.correlation, measurement_window w
-WHERE a.launch_ts IS NOT NULL;
+-- Binds nothing; creates the tables and macros below. Times are relative to the measured window's start.
 
 -- launch_kernel_spread: per kernel name launched inside the measured steps, its executions' duration
 -- quartiles (ns), which the duration outliers are judged against.
@@ -95,7 +78,7 @@ FROM queue_net;
 --   launch-to-end time inside the window summed, ÷ the window); queued_pct: share of the window with ≥ 1
 --   execution outstanding, %
 CREATE OR REPLACE TEMP TABLE queue_summary AS
-WITH queue_window AS (SELECT 0 AS s, end_ns - start_ns AS e FROM measurement_window),
+WITH queue_window AS (SELECT 0 AS s, window_ns AS e FROM launch_window),
 queue_inside AS (
     SELECT q.device, q.stream, q.ts_ns, q.queued,
            lead(q.ts_ns) OVER (PARTITION BY q.device, q.stream ORDER BY q.ts_ns) AS next_ns

@@ -83,7 +83,8 @@ LATER = [name for name in OPTIONAL_SECTIONS if name not in FIRST_READ]
 def test_a_section_the_first_read_does_not_need_is_not_computed_by_it(monkeypatch, traces_dir, baseline, section):
     """The first read never runs it (a planted failure in it changes nothing), and it fails alone where asked
     for (a job asks for the ranks' timeline)."""
-    assert LATER == ["ranks"]  # the verdict or the first screen needs every other: store/sections.py says what
+    # the verdict or the first screen needs every other: store/sections.py says what
+    assert LATER == ["ranks", "report_timeline", "launches"]
     plant(monkeypatch, OPTIONAL_SECTIONS[section].module)
     doc = profile_from_trace(traces_dir / f"{TRACE}.json.gz")
     assert marks.SECTION_UNAVAILABLE not in doc["marks"]
@@ -91,6 +92,7 @@ def test_a_section_the_first_read_does_not_need_is_not_computed_by_it(monkeypatc
     assert doc["metrics"] == baseline["metrics"]
     asked = analyse_trace(traces_dir / f"{TRACE}.json.gz", sections=(section,))
     assert section in asked["sections"] and "planted failure" in asked["unavailable"][section]
+    assert section not in asked["kept"]
     assert asked["timeline"] == [] and asked["metrics"] == analyse_trace(traces_dir / f"{TRACE}.json.gz")["metrics"]
 
 

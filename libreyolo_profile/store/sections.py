@@ -64,7 +64,13 @@ OPTIONAL_SECTIONS = {
     ),
     # one rank's collectives and steps on the absolute clock: only a job (store/document/job.py) reads them
     "ranks": Section("rank_timeline.sql"),
+    # more than the per-step tables hold, kept beside the profile once computed (store/ingest/lazy_sections.py,
+    # store/disk/kept_sections.py): the report's step timeline, and every launch with the comm/compute overlap
+    "report_timeline": Section("report_timeline.sql"),
+    "launches": Section("launch_executions.sql"),
 }
+# the sections whose rows the analysis hands back as files to keep (store/ingest/lazy_sections.py)
+KEPT = ("report_timeline", "launches")
 
 # the sections a trace's first read computes; the rest wait until something asks for them
 FIRST_READ = tuple(name for name, section in OPTIONAL_SECTIONS.items() if section.first_read)

@@ -16,7 +16,7 @@ from libreyolo_profile.sqlmodules import run_module
 from libreyolo_profile.store.decode.parse import damage_notes, parse_trace
 from libreyolo_profile.store.ingest.timeline import compute_metrics, ingest
 from libreyolo_profile.store.schema import JOB_TABLES, TABLES
-from libreyolo_profile.store.sections import FIRST_READ, OPTIONAL_SECTIONS, Section
+from libreyolo_profile.store.sections import FIRST_READ, KEPT, OPTIONAL_SECTIONS, Section
 
 # a job's tables need every rank: store/document/job.py builds them; one trace leaves them empty
 TABLE_QUERIES = {name: f"table_{name}.sql" for name in TABLES if name not in JOB_TABLES}
@@ -64,6 +64,8 @@ def analyse_trace(
         timeline = []  # a job's rank timeline (store/document/job.py), only where asked for
         if "ranks" in held and _run_section(con, "ranks", OPTIONAL_SECTIONS["ranks"], unavailable, path):
             timeline = _module_rows(con, OPTIONAL_SECTIONS["ranks"].module)
+        trace_rank = parsed.rank if rank is None else rank
+        kept = {name: _kept_files(con, name, trace_rank, unavailable) for name in KEPT if name in held}
         nesting_cut = _nesting_cut(con)  # read after the tables, since modules.sql runs with table_modules
         with _core_stage(path, "the devices"):
             device_rows = _module_rows(con, "devices.sql")
@@ -88,7 +90,20 @@ def analyse_trace(
         "usable_durations": durations[1],
         "unavailable": unavailable,
         "sections": list(held),
+        # the asked-for sections kept beside the profile (store/disk/kept_sections.py): {name: {file: bytes}}
+        "kept": {name: files for name, files in kept.items() if files is not None},
     }
+
+
+def _kept_files(con, name: str, trace_rank: int | None, unavailable: dict[str, str]) -> dict[str, bytes] | None:
+    """A kept section's files (store/ingest/lazy_sections.py); None where it fails on this trace, alone."""
+    from libreyolo_profile.store.ingest.lazy_sections import section_files
+
+    try:
+        return section_files(con, name, trace_rank)
+    except duckdb.Error as error:
+        unavailable[name] = f"it could not be computed on this trace ({_one_line(error)})"
+        return None
 
 
 def _sections_held(asked: tuple[str, ...]) -> tuple[str, ...]:
