@@ -48,7 +48,7 @@ class Profile(OpenProfile):
     @property
     def kind(self) -> str:
         """ "train" or "infer"."""
-        return self.doc["kind"]
+        return self.loaded.head.kind
 
     @cached_property
     def metrics(self) -> Metrics:
@@ -65,7 +65,7 @@ class Profile(OpenProfile):
     @property
     def marks(self) -> dict[str, str]:
         """{mark: sentence}: what to keep in mind reading this profile (tiny window, inferred phases …)."""
-        return dict(self.doc.get("marks") or {})
+        return dict(self.loaded.head.marks)
 
     @cached_property
     def blame(self) -> dict:
@@ -176,7 +176,7 @@ class Profile(OpenProfile):
         the trace's timeline; a job profile: every rank's trace)."""
         from libreyolo_profile.api.analyses import timeline_relation
 
-        return timeline_relation(self._timelines, "comm_overlap.sql", "comm_overlap", "overlap")
+        return timeline_relation(self._timelines, None, "comm_overlap", "overlap")  # a table of the section
 
     def launch_outliers(self, *, delay_cutoff_us: float = 100.0, call_cutoff_us: float = 50.0, stats: bool = False):
         """The kernels launched in the measured steps that stand out, as HTA's cuda_kernel_launch_stats: a
@@ -211,7 +211,8 @@ class Profile(OpenProfile):
 
     @cached_property
     def _timelines(self):
-        """The trace's events, ingested when an analysis first needs them (readers/launches.py)."""
+        """The launches section (every launch, the window, the comm/compute overlap), from the profile's trace
+        the first time an analysis needs it, kept with the profile after (readers/launches.py)."""
         from libreyolo_profile.readers.launches import Timelines
 
         return Timelines(self.loaded)

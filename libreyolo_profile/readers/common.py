@@ -28,6 +28,11 @@ class OpenProfile:
     def doc(self) -> dict:
         return self.loaded.doc
 
+    @property
+    def head(self):
+        """The document's head, typed (Loaded.head): read by attribute."""
+        return self.loaded.head
+
 
 def open_profile(path: Path) -> OpenProfile:
     import duckdb
@@ -37,7 +42,8 @@ def open_profile(path: Path) -> OpenProfile:
     directory = sidecar_dir(loaded, con)  # its footer checks on this connection: a second database cost ~15 ms
     # a job profile's readers show the rank its metrics are (store/document/job.py: the slowest), so each
     # table agrees with the headline; the job's own tables, and `query`, keep every rank
-    shown = (loaded.doc.get("job") or {}).get("metrics_rank")
+    job = loaded.head.job
+    shown = job.metrics_rank if job is not None else None
     for table in TABLES:
         only = "" if shown is None or table in JOB_TABLES else " WHERE rank = $rank"
         con.execute(
@@ -85,11 +91,11 @@ def check_phase(con, phase: str | None) -> None:
 
 
 def profile_identity(loaded: Loaded) -> dict:
-    doc = loaded.doc
+    head = loaded.head
     return {
         "path": str(loaded.path),
-        "kind": doc.get("kind"),
-        "device_type": doc.get("device_type"),
-        "source": doc.get("source", {}).get("type"),
-        "steps": doc.get("metrics", {}).get("steps"),
+        "kind": head.kind,
+        "device_type": head.device_type,
+        "source": head.source.type,
+        "steps": head.metrics.steps,
     }

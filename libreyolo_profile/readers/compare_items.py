@@ -21,8 +21,8 @@ SINGLE_PROFILE = (
 
 def shown_rank(loaded: Loaded):
     """The rank a job profile's one-profile readers show (readers/common.open_profile); None: every row."""
-    job = loaded.doc.get("job")
-    return job.get("metrics_rank") if isinstance(job, dict) else None
+    job = loaded.head.job
+    return job.metrics_rank if job is not None else None
 
 
 def item_changes(what: str, before: list[Loaded], after: list[Loaded]) -> dict:

@@ -52,9 +52,7 @@ def profile_file(loaded: Loaded) -> str:
 def same_profile_keys(loaded: Loaded) -> set[tuple[str, str]]:
     """What makes two loaded profiles one: the same file, or the same generation (a copy)."""
     keys = {("file", profile_file(loaded))}
-    generation = loaded.doc.get("generation")
-    if isinstance(generation, str) and generation:
-        keys.add(("generation", generation))
+    keys.add(("generation", loaded.head.generation))  # the head check holds it to a non-empty string
     return keys
 
 

@@ -38,8 +38,7 @@ def compare_ranks(before: Loaded, after: Loaded) -> dict | None:
     finally:
         con.close()
     straggler = {
-        side: (loaded.doc["job"].get("straggler") or {}).get("rank")
-        for side, loaded in (("before", before), ("after", after))
+        side: (loaded.head.job.straggler or {}).get("rank") for side, loaded in (("before", before), ("after", after))
     }
     return {"straggler": straggler, "ranks": rows}
 

@@ -28,7 +28,7 @@ def phase_relation(loaded, con):
     return con.sql(
         sql_text("phases.sql"),
         params={
-            "phases": PHASES[doc["kind"]],
+            "phases": PHASES[loaded.head.kind],
             "steps": metrics["steps"],
             "on_gpu": not is_cpu_profile(doc),
             "step_ms": traced_step_ms,
@@ -50,7 +50,7 @@ def print_phases(trace: Path | OpenProfile, as_json: bool) -> None:
     profile = opened(trace)
     loaded, con = profile.loaded, profile.con
     columns, rows = phase_rows(loaded, con)
-    inferred = "phases_inferred" in loaded.doc.get("marks", {})
+    inferred = "phases_inferred" in loaded.head.marks
     if as_json:
         emit_json({"profile": profile_identity(loaded), "phases_inferred": inferred, "phases": records(columns, rows)})
         return

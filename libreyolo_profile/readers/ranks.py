@@ -35,14 +35,15 @@ def rank_rows(con) -> list[dict]:
     return records(relation.columns, relation.fetchall())
 
 
-def straggler_evidence(doc: dict) -> dict | None:
-    """The straggler and its evidence (sql/job_ranks.sql's job_straggler, kept in the profile's job)."""
-    found = (doc.get("job") or {}).get("straggler")
+def straggler_evidence(head) -> dict | None:
+    """The straggler and its evidence (sql/job_ranks.sql's job_straggler, kept in the profile's job);
+    `head`: the typed head (Loaded.head)."""
+    found = head.job.straggler if head.job is not None else None
     if not found:
         return None
     return {
         "rank": found["rank"],
-        "evidence": doc["verdict"]["reason"],
+        "evidence": head.verdict.reason,
         **{k: v for k, v in found.items() if k != "rank"},
     }
 
@@ -50,7 +51,7 @@ def straggler_evidence(doc: dict) -> dict | None:
 def ranks_document(source: Path | OpenProfile) -> dict:
     profile = opened(source)
     rows = rank_rows(profile.con)
-    doc = profile.loaded.doc
+    head = profile.head
     if not rows:
         raise UsageError(
             f"{profile.loaded.path}: not a job profile (one trace, one rank); "
@@ -58,12 +59,12 @@ def ranks_document(source: Path | OpenProfile) -> dict:
         )
     return {
         "profile": profile_identity(profile.loaded),
-        "world_size": doc.get("world_size"),
-        "rank_source": (doc.get("job") or {}).get("rank_source"),
-        "metrics_rank": (doc.get("job") or {}).get("metrics_rank"),
+        "world_size": head.world_size,
+        "rank_source": head.job.rank_source if head.job is not None else None,
+        "metrics_rank": head.job.metrics_rank if head.job is not None else None,
         "ranks": rows,
-        "straggler": straggler_evidence(doc),
-        "verdict": {k: doc["verdict"].get(k) for k in ("bound", "reason", "next_step")},
+        "straggler": straggler_evidence(head),
+        "verdict": {"bound": head.verdict.bound, "reason": head.verdict.reason, "next_step": head.verdict.next_step},
     }
 
 

@@ -60,7 +60,7 @@ def _steps(con) -> tuple[list[dict], object, int]:
 def report_side(profile: OpenProfile) -> dict:
     """Everything one side of the report shows."""
     s = summary.summary_document(profile)
-    loaded, con, doc = profile.loaded, profile.con, profile.doc
+    loaded, con, doc, head = profile.loaded, profile.con, profile.doc, profile.head
     steps, rank, ranks = _steps(con)
     k_cols, k_rows = run_sql(
         con,
@@ -69,12 +69,11 @@ def report_side(profile: OpenProfile) -> dict:
     )
     o_cols, o_rows = run_sql(con, "ops.sql", {"phase": None, "top": TOP})
     present = {p for st in steps for p in st["phases"]}
-    order = PHASES[doc["kind"]] + sorted(present - set(PHASES[doc["kind"]]))
-    environment = doc.get("environment") or {}
+    order = PHASES[head.kind] + sorted(present - set(PHASES[head.kind]))
     return {
         "summary": s,
         "steps": steps,
-        "extra": doc.get("extra") or [],
+        "extra": head.extra or [],
         "rank": rank,
         "ranks": ranks,
         "phase_order": order,
@@ -85,10 +84,10 @@ def report_side(profile: OpenProfile) -> dict:
         "rank_lanes": rank_lanes(con),  # a job profile's lanes (readers/report_ranks.py); empty otherwise
         "timeline": timeline(profile),  # a few steps lane by lane, from the trace (readers/report_timeline.py)
         "meta": {
-            "created": doc.get("created"),
-            "producer": doc.get("producer"),
-            "command": doc.get("command"),
-            "device_name": environment.get("device_name"),
+            "created": doc.get("created"),  # as written: the head's is a datetime
+            "producer": head.producer,
+            "command": head.command,
+            "device_name": head.environment.device_name,
         },
         "producer": f"libreyolo-profile {__version__}",
         "home": loaded.home,

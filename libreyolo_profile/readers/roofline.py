@@ -93,13 +93,11 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
         raise UsageError(f"--top {top}: must be ≥ 1")
     profile = open_profile(trace)
     rows = roofline_rows(profile.con, top, op)
-    metrics = profile.doc.get("metrics", {})
-    figures = {name: metrics.get(name) for name in ROOFLINE_METRICS}
-    reasons = {
-        name: profile.doc.get("null_reasons", {}).get(name) for name in ROOFLINE_METRICS if figures[name] is None
-    }
+    head = profile.head
+    figures = {name: getattr(head.metrics, name) for name in ROOFLINE_METRICS}
+    reasons = {name: head.null_reasons.get(name) for name in ROOFLINE_METRICS if figures[name] is None}
     note = None if rows else (NO_ROWS if op is None else f"no roofline row matches --op {op!r}")
-    if not rows and SECTION_UNAVAILABLE in profile.doc.get("marks", {}) and reasons.get("sol_step_ms"):
+    if not rows and SECTION_UNAVAILABLE in head.marks and reasons.get("sol_step_ms"):
         note = reasons["sol_step_ms"]  # the section could not be computed on this trace: why, not "no rows"
     if as_json:
         emit_json(
@@ -117,7 +115,7 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
     if note:
         console.print(note)
         return
-    on_cpu = profile.doc.get("device_type") == "cpu"
+    on_cpu = head.device_type == "cpu"
     shown = [
         ("op", "left", "op"),
         ("shapes", "left", None),

@@ -56,7 +56,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
     from libreyolo_profile.readers.compare_trials import trial_count  # statistics: only once a profile is read
 
     profile = opened(source)
-    loaded, con, doc = profile.loaded, profile.con, profile.doc
+    loaded, con, doc, head = profile.loaded, profile.con, profile.doc, profile.head
     metrics, reasons = headline_metrics(doc)
     notes = {n: metric_note(n, doc) for n in metrics if metric_note(n, doc)}
     cat_cols, cat_rows = run_sql(con, "categories.sql")
@@ -69,7 +69,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
     p_cols, p_rows = phase_rows(loaded, con)
     return {
         "profile": profile_identity(loaded),
-        "kind_inferred": doc.get("kind_inferred"),
+        "kind_inferred": head.kind_inferred,
         "model": doc.get("model"),
         "window": doc.get("window"),
         "metrics": metrics,
@@ -77,7 +77,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
         "metric_notes": notes,
         "verdict": doc["verdict"],
         "marks": doc.get("marks", {}),
-        "headline": (doc.get("timing") or {}).get("headline"),
+        "headline": head.timing.headline,
         "devices": doc.get("devices", []),
         "repeat_n": trial_count(doc),  # the trials the profile holds, never the n a repeat block claims
         # where each kind of figure comes from, said on the screen beside it (readers/provenance.py)
@@ -86,7 +86,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
             "profiled_metrics": profiled_label(doc, tables=False),
             "tables": profiled_label(doc),
             "unprofiled_metrics": sorted(n for n in metrics if is_unprofiled(n, doc)),
-            "line": header_line(doc, fmt((doc.get("window") or {}).get("wall_ms"), 1)),
+            "line": header_line(doc, fmt(head.window.wall_ms, 1)),
         },
         "categories": records(cat_cols, cat_rows),
         "top_kernels": records(k_cols, k_rows),
