@@ -291,6 +291,21 @@ def environment(device) -> dict:
     return env
 
 
+def release_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's malloc_trim; nothing elsewhere). After the
+    profiler's records are freed the process otherwise keeps their ~1.7 GiB of a 10-step training window
+    resident through the replay, the analysis and the report (measured 2.6 GiB before, 0.9 GiB after)."""
+    import gc
+
+    gc.collect()
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 # ---------------------------------------------------------------------------------------------
 # progress
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from libreyolo_profile.errors import ProfileError
-from libreyolo_profile.measure.modules import separate_backward_ranges
+from libreyolo_profile.measure.modules import BACKWARD_PREFIX, assign_lanes, separate_backward_ranges
 
 # Profiler settings, chosen for low distortion: no stacks, modules or FLOP counting (each adds per-op
 # host cost; the CPU forward dispatches ~5,000 aten ops per call). Shapes are recorded: the roofline
@@ -72,8 +73,90 @@ def export_trace(prof, path: Path) -> Path:
     with kineto_quiet():
         prof.export_chrome_trace(str(path))
     _check_exported(path)
-    separate_backward_ranges(path)  # tracks of their own, so every thread's ranges nest (measure/modules.py)
+    # tracks of their own, so every thread's ranges nest (measure/modules.py); streamed where the file is as
+    # Kineto writes it, else read whole
+    if streamed_backward_ranges(path) is None:
+        separate_backward_ranges(path)
     return path
+
+
+# Kineto writes each event as a block of lines: "  {" alone, the fields indented deeper, then "  }" or "  },".
+_EVENT_OPEN, _EVENT_CLOSE = b"  {", b"  }"
+
+
+def _event_blocks(handle) -> Iterator[tuple[int, list[bytes]]]:
+    """(line number of its opening line, its lines) for every event block; other lines as (number, [line])
+    one by one. Raises ValueError where a block does not close."""
+    block: list[bytes] | None = None
+    start = 0
+    for number, line in enumerate(handle):
+        bare = line.rstrip(b"\r\n")
+        if block is None:
+            if bare == _EVENT_OPEN:
+                block, start = [line], number
+            else:
+                yield number, [line]
+            continue
+        block.append(line)
+        if bare.startswith(_EVENT_CLOSE) and bare.rstrip(b",") == _EVENT_CLOSE:
+            yield start, block
+            block = None
+    if block is not None:
+        raise ValueError("an event block does not close")
+
+
+def streamed_backward_ranges(path: Path) -> int | None:
+    """measure/modules.py's `separate_backward_ranges`, without holding the trace: a training window's trace
+    is ~200 MB, and read whole as Python objects it took ~2 GB on top of the measuring process (its peak: 4.6 GiB
+    against 2.7 without it, benchmarks/bench_run_cost.py). The file is read twice, a block at a time: once for
+    the backward module ranges (all `assign_lanes` reads), then copied with those ranges moved and the lanes'
+    names added first in traceEvents. Returns how many ranges moved; None where the file is not laid out as
+    Kineto writes it (the caller then reads it whole)."""
+    prefix = BACKWARD_PREFIX.encode()
+    ranges: dict[int, dict] = {}
+    try:
+        with open(path, "rb") as handle:
+            for start, lines in _event_blocks(handle):
+                if not any(prefix in line for line in lines):
+                    continue
+                if len(lines) == 1:  # a range outside Kineto's blocks: not the layout this reads
+                    return None
+                event = json.loads(b"".join(lines).rstrip().rstrip(b","))
+                if isinstance(event, dict) and str(event.get("name", "")).startswith(BACKWARD_PREFIX):
+                    ranges[start] = event
+    except (OSError, ValueError):
+        return None
+    if not ranges:
+        return 0
+    events = list(ranges.values())
+    moved = assign_lanes(events)  # in place: the ranges' tids, then the lanes' names appended
+    if not moved:
+        return 0
+    names = events[len(ranges) :]
+    handle_out, temp = tempfile.mkstemp(prefix=".libreyolo-profile-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(handle_out, "wb") as out, open(path, "rb") as handle:
+            opened = False
+            for start, lines in _event_blocks(handle):
+                if not opened and lines[0].rstrip().endswith(b'"traceEvents": ['):
+                    out.write(lines[0])
+                    out.writelines(b"  " + json.dumps(name).encode() + b",\n" for name in names)
+                    opened = True
+                    continue
+                event = ranges.get(start) if len(lines) > 1 else None
+                if event is None:
+                    out.writelines(lines)
+                    continue
+                comma = b"," if lines[-1].rstrip().endswith(b",") else b""
+                out.write(b"  " + json.dumps(event, allow_nan=False).encode() + comma + b"\n")
+        if not opened:
+            raise ValueError("no traceEvents array")
+        os.replace(temp, path)
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        return None
+    return moved
 
 
 def _check_exported(path: Path) -> None:
