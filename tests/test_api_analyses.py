@@ -71,12 +71,18 @@ def raw_activity(path: Path, launched: bool = True) -> list[dict]:
     return work if not launched else [w for w in work if w["launch"] is not None]
 
 
-def _timeline(profile, rank, module: str):
-    """The profile's ingested trace (the window and steps the analyses are defined on), absolute ns."""
-    con = profile._timelines.con(rank, module)
-    origin = con.execute("SELECT origin_ns FROM trace_origin").fetchone()[0]
-    start, end = con.execute("SELECT start_ns, end_ns FROM measurement_window").fetchone()
-    steps = con.execute("SELECT start_ns, host_end_ns FROM step_ranges ORDER BY start_ns").fetchall()
+def _timeline(profile, rank):
+    """The profile's trace ingested again (the window and steps the analyses are defined on), absolute ns: the
+    analyses themselves read the launches section kept with the profile."""
+    from libreyolo_profile.readers.launches import trace_timeline
+
+    con = trace_timeline(profile._timelines.sources[rank], profile.doc.get("kind"))
+    try:
+        origin = con.execute("SELECT origin_ns FROM trace_origin").fetchone()[0]
+        start, end = con.execute("SELECT start_ns, end_ns FROM measurement_window").fetchone()
+        steps = con.execute("SELECT start_ns, host_end_ns FROM step_ranges ORDER BY start_ns").fetchall()
+    finally:
+        con.close()
     return origin, origin + start, origin + end, [(origin + s, origin + e) for s, e in steps]
 
 
@@ -148,7 +154,7 @@ def test_launch_outliers_match_the_raw_events(trace, path):
     if not [w for w in work if w["kind"] == "kernel"]:
         assert _rows(p.launch_outliers()) == []
         return
-    origin, _start, _end, steps = _timeline(p, rank, "launches.sql")
+    origin, _start, _end, steps = _timeline(p, rank)
     # kernels launched inside a measured step (its start to its host end)
     inside = [w for w in work if w["kind"] == "kernel" and any(s <= w["launch"] < e for s, e in steps)]
     durations = defaultdict(list)
@@ -188,7 +194,7 @@ def test_queue_length_matches_the_raw_events(trace, path):
     if not work:
         assert _rows(p.queue_length()) == []
         return
-    origin, start, end, _steps = _timeline(p, rank, "launches.sql")
+    origin, start, end, _steps = _timeline(p, rank)
     changes: dict = defaultdict(lambda: defaultdict(int))
     for w in work:  # +1 at the launch call's start, -1 at the execution's end
         key = (w["device"], w["stream"])
@@ -261,7 +267,7 @@ def test_overlap_per_rank_matches_the_raw_events_and_the_ranks_table(job):
     assert {r["rank"] for r in rows} == set(ranks) == {int(k) for k in job.doc["job"]["traces"]}
     for row in rows:
         path = Path(job.doc["job"]["traces"][str(row["rank"])])
-        _origin, start, end, _steps = _timeline(job, row["rank"], "comm_overlap.sql")
+        _origin, start, end, _steps = _timeline(job, row["rank"])
         kernels = [
             (w["name"], max(w["ts"], start), min(w["ts"] + w["dur"], end))
             for w in raw_activity(path, launched=False)

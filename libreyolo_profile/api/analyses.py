@@ -1,9 +1,9 @@
 """The daily analyses as one-liners on a Profile (docs/PYTHON.md): temporal, idle and kernel breakdowns over
 the profile's tables (sql/time_breakdown.sql, sql/kernel_breakdown.sql), launch outliers, queue length and
-communication/computation overlap over its trace's timeline (sql/launches.sql, sql/comm_overlap.sql, the
-ones `launches` reads), and the op/kernel diff `compare --ops/--kernels` prints (sql/compare_ops.sql,
-sql/compare_kernels.sql). Each answer is a DuckDB relation; every SQL module runs through the loader
-(libreyolo_profile/sqlmodules.py)."""
+communication/computation overlap from the profile's launches section (sql/launches.sql over it; the section,
+computed once from the trace by sql/launch_executions.sql and sql/comm_overlap.sql, is what `launches` reads),
+and the op/kernel diff `compare --ops/--kernels` prints (sql/compare_ops.sql, sql/compare_kernels.sql). Each
+answer is a DuckDB relation; every SQL module runs through the loader (libreyolo_profile/sqlmodules.py)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def arrow_relation(table, name: str):
     return locked(con).table(name)
 
 
-def timeline_relation(timelines: Timelines, module: str, call: str, name: str, params: dict | None = None):
-    """Every rank's rows of `call` on its trace's timeline, the rank first, as one relation."""
+def timeline_relation(timelines: Timelines, module: str | None, call: str, name: str, params: dict | None = None):
+    """Every rank's rows of `call` on its launches section (after `module`), the rank first, as one relation."""
     return arrow_relation(timelines.arrow(module, call, params), name)
 
 

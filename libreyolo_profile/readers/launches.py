@@ -1,8 +1,9 @@
 """`libreyolo profile launches`: how the kernels were launched (launch delay, slow launch calls, kernels
 shorter than their launch, long kernels) and how deep each stream's queue ran (sql/launches.sql), as HTA's
-cuda_kernel_launch_stats and queue length analysis. A profile's tables keep no single launch, so these read
-the trace's events again: the profile's own trace (a foreign trace, a measurement's profile_trace.json, or a
-job's rank traces), through the same ingest SQL the profile was built by."""
+cuda_kernel_launch_stats and queue length analysis. A profile's tables keep no single launch: its launches
+section does (every launched execution, store/ingest/lazy_sections.py), computed from the profile's own trace
+(a foreign trace, a measurement's profile_trace.json, or a job's rank traces) through the same ingest SQL the
+profile was built by, once, and kept with the profile (store/disk/kept_sections.py); later reads open it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ DELAY_CUTOFF_US = 100.0
 CALL_CUTOFF_US = 50.0
 # launch_flags' words (sql/launches.sql), short for the table's last column
 WHY = {"launch_delay": "delay", "slow_launch": "slow call", "short_kernel": "short", "long_kernel": "long"}
+SECTION = "launches"  # store/sections.py
 NO_LAUNCHES = "no device work with a recorded launch in this trace (a CPU-only trace, or launches not recorded)"
 
 
@@ -57,8 +59,10 @@ def trace_timeline(path: Path, kind: str | None):
 
 
 class Timelines:
-    """A profile's trace timelines, one per rank, each ingested once, with sql/launches.sql and
-    sql/comm_overlap.sql run on them when first asked for."""
+    """A profile's launches section, one per rank (store/ingest/lazy_sections.py: every launched execution, the
+    window, the comm/compute overlap): kept with the profile once computed from the rank's trace
+    (store/disk/kept_sections.py), so only the first ask reads the trace; each rank's tables on a DuckDB
+    connection of its own, with sql/launches.sql run on them when first asked for."""
 
     def __init__(self, loaded: Loaded):
         self.loaded = loaded
@@ -66,20 +70,42 @@ class Timelines:
         self._cons: dict = {}
         self._ran: set = set()
 
-    def con(self, rank, module: str):
-        """The rank's timeline, `module` run on it (once)."""
-        from libreyolo_profile.sqlmodules import run_module
+    def home(self, rank) -> Path:
+        """The directory holding the rank's launches section, computed from its trace where not yet kept."""
+        from libreyolo_profile.store.disk.kept_sections import keep_section, kept_section
+        from libreyolo_profile.store.ingest.lazy_sections import section_files
 
+        doc = self.loaded.doc
+        home = kept_section(doc, SECTION, rank)
+        if home is not None:
+            return home
+        con = trace_timeline(self.sources[rank], doc.get("kind"))
+        try:
+            files = section_files(con, SECTION, rank)
+        finally:
+            con.close()
+        return keep_section(doc, SECTION, rank, files)
+
+    def con(self, rank, module: str | None = "launches.sql"):
+        """The rank's section as tables (launch_executions, launch_window, comm_overlap), `module` run on them
+        (once; None: the tables alone)."""
         if rank not in self._cons:
-            self._cons[rank] = trace_timeline(self.sources[rank], self.loaded.doc.get("kind"))
-        if (rank, module) not in self._ran:
+            from libreyolo_profile.connections import scratch_connection
+            from libreyolo_profile.store.ingest.lazy_sections import read_launch_tables
+
+            con = scratch_connection()
+            read_launch_tables(con, self.home(rank))
+            self._cons[rank] = con
+        if module is not None and (rank, module) not in self._ran:
+            from libreyolo_profile.sqlmodules import run_module
+
             run_module(self._cons[rank], module)
             self._ran.add((rank, module))
         return self._cons[rank]
 
-    def arrow(self, module: str, call: str, params: dict | None = None):
-        """Every rank's rows of one object `module` creates (a table, or a table macro's call), the rank
-        first, as one Arrow table: each rank's timeline answers on its own connection."""
+    def arrow(self, module: str | None, call: str, params: dict | None = None):
+        """Every rank's rows of one object (a table, or a table macro's call) after `module`, the rank first, as
+        one Arrow table: each rank's section answers on its own connection."""
         import pyarrow as pa
 
         tables = []
@@ -90,10 +116,14 @@ class Timelines:
             tables.append(table.add_column(0, "rank", pa.array([rank] * table.num_rows, pa.int64())))
         return pa.concat_tables(tables)
 
-    def rows(self, module: str, call: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:
-        """The same rows as (columns, tuples), as run_sql gives them."""
-        table = self.arrow(module, call, params)
-        return table.column_names, [tuple(r.values()) for r in table.to_pylist()]
+    def rows(self, module: str | None, call: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:
+        """The same rows as (columns, tuples), as run_sql gives them, without Arrow."""
+        columns, rows = ["rank"], []
+        for rank in self.sources:
+            cursor = self.con(rank, module).execute(f"SELECT * FROM {call}", params or {})
+            columns = ["rank", *(d[0] for d in cursor.description)]
+            rows += [(rank, *row) for row in cursor.fetchall()]
+        return columns, rows
 
     def close(self) -> None:
         for con in self._cons.values():
