@@ -260,7 +260,7 @@ def _annotate(metrics: list[dict], before: Side, after: Side) -> None:
     for row in metrics:
         row["unit"] = METRICS[row["metric"]][0]
         row["note"] = _null_note(row["metric"], before.newest, after.newest, row)
-        row["measured"] = measured_as(row["metric"], before.newest.doc, after.newest.doc)
+        row["measured"] = measured_as(row["metric"], before.newest.head, after.newest.head)
 
 
 def _significance(before: Side, after: Side) -> dict:

@@ -14,10 +14,10 @@ ENVIRONMENT_COMPARED = frozenset(
 )
 
 
-def measured_as(metric: str, before: dict, after: dict) -> str:
+def measured_as(metric: str, before, after) -> str:
     """'unprofiled' (both sides' headline, timed without the profiler), 'profiled', or
-    'unprofiled → profiled' where the two sides took it from different calls."""
-    sides = ["unprofiled" if is_unprofiled(metric, doc) else "profiled" for doc in (before, after)]
+    'unprofiled → profiled' where the two sides took it from different calls; `before`, `after`: typed heads."""
+    sides = ["unprofiled" if is_unprofiled(metric, head) else "profiled" for head in (before, after)]
     return sides[0] if sides[0] == sides[1] else " → ".join(sides)
 
 

@@ -118,12 +118,12 @@ def _kernel_notes(profile: OpenProfile, rows: list, *, category, grep, tensorcor
     return []
 
 
-def _show_kernel_table(doc: dict, rows: list, phase: str | None) -> None:
+def _show_kernel_table(head, rows: list, phase: str | None) -> None:
     # with --phase the share is of that phase's device time (what a user narrowing to a phase compares
     # against), and both the title and the header say so
     # (with --phase the share column says whose: "% of forward")
     title = "GPU kernels per measured step" + (f" in phase {phase}" if phase else "")
-    title += f" · {profiled_label(doc)}"
+    title += f" · {profiled_label(head)}"
     share_header = f"% of {phase}" if phase else "% of device time"
     stdout_console().print(
         table(
@@ -172,4 +172,4 @@ def print_kernels(
         return
     if not rows:
         return  # the note above, on stderr, says which filter left nothing
-    _show_kernel_table(loaded.doc, rows, phase)
+    _show_kernel_table(loaded.head, rows, phase)

@@ -37,7 +37,7 @@ def print_ops(trace: Path | OpenProfile, *, top: int, phase: str | None, as_json
         return
     stdout_console().print(
         table(
-            f"Framework ops per step, by self CPU time · {profiled_label(loaded.doc)}",
+            f"Framework ops per step, by self CPU time · {profiled_label(loaded.head)}",
             [
                 ("op", "left"),
                 ("self ms", "right"),

@@ -15,21 +15,21 @@ from libreyolo_profile.sqlfiles import sql_text
 def phase_relation(loaded, con):
     """The phases `phases` shows (sql/phases.sql) as a DuckDB relation: the one definition the CLI, the
     summary and the Python API (Profile.phases) share."""
-    doc = loaded.doc
+    doc, head = loaded.doc, loaded.head
     # the phases come from the trace, so their shares divide by the trace's own step time: a trace's
     # step_ms (what its preprocess_pct, dataload_pct … divide by too); for a measured profile, whose
     # step_ms is the unprofiled headline, its trace's step ranges (blame_step_ms) — not the host-timed
     # profiled calls, whose first one also pays the profiler's start-up outside any step. A repeated
     # run's tables hold its last trial's trace, so they divide by that trial's steps.
-    metrics = traced_trial(doc)
-    traced_step_ms = metrics.get("step_ms")
-    if headline_is_unprofiled(doc):
-        traced_step_ms = metrics.get("blame_step_ms") or traced_step_ms
+    metrics = traced_trial(head)
+    traced_step_ms = metrics.step_ms
+    if headline_is_unprofiled(head):
+        traced_step_ms = metrics.blame_step_ms or traced_step_ms
     return con.sql(
         sql_text("phases.sql"),
         params={
-            "phases": PHASES[loaded.head.kind],
-            "steps": metrics["steps"],
+            "phases": PHASES[head.kind],
+            "steps": metrics.steps,
             "on_gpu": not is_cpu_profile(doc),
             "step_ms": traced_step_ms,
         },
@@ -56,7 +56,7 @@ def print_phases(trace: Path | OpenProfile, as_json: bool) -> None:
         return
     on_cpu = is_cpu_profile(loaded.doc)
     title = "Phases per measured step" + (" (inferred from PyTorch's own marks)" if inferred else "")
-    title += f" · {profiled_label(loaded.doc)}"
+    title += f" · {profiled_label(loaded.head)}"
     # the host-wall share adds up to 100 across phases; the device columns do not exist on a CPU
     shown = [
         ("phase", "left", "phase"),

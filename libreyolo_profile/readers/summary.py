@@ -82,11 +82,11 @@ def summary_document(source: Path | OpenProfile) -> dict:
         "repeat_n": trial_count(doc),  # the trials the profile holds, never the n a repeat block claims
         # where each kind of figure comes from, said on the screen beside it (readers/provenance.py)
         "provenance": {
-            "headline": unprofiled_label(doc) or profiled_label(doc, tables=False),
-            "profiled_metrics": profiled_label(doc, tables=False),
-            "tables": profiled_label(doc),
-            "unprofiled_metrics": sorted(n for n in metrics if is_unprofiled(n, doc)),
-            "line": header_line(doc, fmt(head.window.wall_ms, 1)),
+            "headline": unprofiled_label(head) or profiled_label(head, tables=False),
+            "profiled_metrics": profiled_label(head, tables=False),
+            "tables": profiled_label(head),
+            "unprofiled_metrics": sorted(n for n in metrics if is_unprofiled(n, head)),
+            "line": header_line(head, fmt(head.window.wall_ms, 1)),
         },
         "categories": records(cat_cols, cat_rows),
         "top_kernels": records(k_cols, k_rows),

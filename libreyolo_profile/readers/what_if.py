@@ -285,7 +285,7 @@ def what_if_document(trace: Path | OpenProfile, remove_category: str | None, rem
         "caveat": _caveat(doc, head, inputs),
         # which inputs were timed without the profiler (the headline) and which under it
         "inputs_measured": {
-            name: "unprofiled" if is_unprofiled(name, doc) else "profiled" if name in METRICS else "derived"
+            name: "unprofiled" if is_unprofiled(name, loaded.head) else "profiled" if name in METRICS else "derived"
             for name in result_inputs(inputs, head)
         },
     }

@@ -103,6 +103,7 @@ class Timing(_Open):
     headline: Text | None = None
     why: Text | None = None
     overhead_method: Text | None = None
+    unprofiled_calls_per_trial: list[Int64 | None] | None = None  # the calls timed without the profiler
 
 
 class RepeatStat(_Open):
