@@ -220,6 +220,8 @@ def test_readers_of_an_analysed_profile_load_neither_pyarrow_nor_pandas(trace, p
         "    assert run_cli(args, prog='t') == 0, args\n"
         "print('LOADED', [m for m in ('pyarrow', 'pandas') if m in sys.modules])\n"
     )
+    # the report's timeline is a section of the analysis (store/sections.py), kept once a report computed it
+    assert run_cli("report", str(trace(V100)), "--out", str(tmp_path / "first.html")).returncode == 0
     result = subprocess.run(
         [sys.executable, "-c", probe, str(trace(V100)), str(profile_dir), str(tmp_path / "r.html")],
         capture_output=True,

@@ -179,13 +179,48 @@ def test_a_timeline_that_cannot_be_computed_fails_alone(tmp_path, monkeypatch):
 
     profile = open_profile(many_steps(tmp_path / "t.json"))
 
-    def broken(con, name, params=None):
+    def broken(con, name, trace_rank):
         raise duckdb.ConversionException("Conversion Error: an odd value\nLINE 1: …")
 
-    monkeypatch.setattr(report_timeline, "run_sql", broken)
+    monkeypatch.setattr(report_timeline, "section_files", broken)
     data = timeline(profile)
     assert data == {"unavailable": "it could not be computed on this trace (Conversion Error: an odd value)"}
     assert "not drawn: it could not be computed" in timeline_section({"timeline": data}, 900)
+
+
+def test_the_timeline_is_kept_with_the_profile_and_read_once(tmp_path, monkeypatch):
+    """The first report computes the section from the trace and keeps it; a later one reads what was kept and
+    never the trace (its parser, broken here, is not called), with the same rows."""
+    import libreyolo_profile.store.decode.parse as parse
+    from libreyolo_profile.store.disk.kept_sections import kept_section
+
+    profile = open_profile(many_steps(tmp_path / "t.json"))
+    assert kept_section(profile.doc, report_timeline.SECTION) is None
+    first = timeline(profile)
+    assert kept_section(profile.doc, report_timeline.SECTION) is not None
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the trace was read again")
+
+    monkeypatch.setattr(parse, "parse_trace", no_parse)
+    again = timeline(open_profile(tmp_path / "t.json"))
+    assert again == first and again["rows"]
+
+
+def test_a_measurement_that_asks_keeps_the_timeline_of_the_analysis(tmp_path):
+    """analyse_trace(sections=("report_timeline",)) computes the rows in the analysis's own pass; kept under
+    the profile, they are what a report reading the trace again would draw."""
+    from libreyolo_profile.store.disk.kept_sections import keep_section
+    from libreyolo_profile.store.ingest.analyse import analyse_trace
+
+    trace = many_steps(tmp_path / "t.json")
+    asked = analyse_trace(trace, sections=("report_timeline",))
+    assert "report_timeline" in asked["sections"] and set(asked["kept"]) == {"report_timeline"}
+    fresh = timeline(open_profile(trace))  # a profile of its own (another generation): read from the trace
+    doc = {"generation": "a-measurement", "kind": open_profile(trace).doc.get("kind")}
+    home = keep_section(doc, report_timeline.SECTION, None, asked["kept"]["report_timeline"])
+    kept = json.loads((home / "report_timeline.json").read_text())
+    assert kept["rows"] == fresh["rows"]
 
 
 def test_a_builtin_profile_says_it_holds_no_trace():

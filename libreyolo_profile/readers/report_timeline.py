@@ -2,27 +2,32 @@
 blame's cause of each instant), the host phases, each device stream (compute, copies, communication) and
 the busiest host threads — as inline SVG (report_svg.py's conventions: a viewBox, a <title> on every mark).
 
-The profile's tables hold per-step sums, not the intervals a timeline draws, so the profile's trace is read
-again (the trace given, or the one a profile directory keeps) through the same ingest and blame SQL the
-analysis ran; sql/report_timeline.sql then cuts each shown step into the page's columns, so the page is
-bounded by steps × lanes × columns however long the trace is. Where no trace is at hand (a LibreYOLO
+The profile's tables hold per-step sums, not the intervals a timeline draws: the timeline is the profile's
+report_timeline section (store/sections.py), computed by the analysis where a measurement's report asks for
+it, else from the profile's trace read again once (the trace given, or the one a profile directory keeps)
+through the same ingest and blame SQL, and kept with the profile (store/disk/kept_sections.py).
+sql/report_timeline.sql cuts each shown step into the page's columns, so the section is bounded by
+steps × lanes × columns however long the trace is. Where no trace is at hand (a LibreYOLO
 built-in profile, a measurement that did not keep its trace) the section says so instead of drawing.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError
-from libreyolo_profile.readers.common import OpenProfile, records, run_sql
+from libreyolo_profile.readers.common import OpenProfile
 from libreyolo_profile.readers.report_colors import INK, color_for, meaning_of
 from libreyolo_profile.readers.report_svg import _open, esc, legend, num, tick_labels
+from libreyolo_profile.store.ingest.lazy_sections import REPORT_TIMELINE_FILE, REPORT_TIMELINE_PARAMS, section_files
 from libreyolo_profile.store.schema import TRACE_FILE
 
-STEPS_CAP = 6  # steps drawn at most: evenly spread ones and the slowest
-BINS = 720  # columns across the longest shown step (the wide page's plot is 720 units wide)
-MAX_STREAMS = 6  # more streams than this: one lane per device and kind of work
-MAX_THREADS = 3  # host threads drawn: the busiest
+SECTION = "report_timeline"  # store/sections.py
+STEPS_CAP = REPORT_TIMELINE_PARAMS["steps_cap"]  # steps drawn at most: evenly spread ones and the slowest
+BINS = REPORT_TIMELINE_PARAMS["bins"]  # columns across the longest shown step
+MAX_STREAMS = REPORT_TIMELINE_PARAMS["max_streams"]  # more streams than this: one lane per device and kind of work
+MAX_THREADS = REPORT_TIMELINE_PARAMS["max_threads"]  # host threads drawn: the busiest
 BUILTIN_SOURCE = "libreyolo-builtin"  # store/document/builtin.py SOURCE_TYPE (importing it loads the whole converter)
 LANE, GAP, HEAD, LEFT, AXIS = 13, 3, 18, 180, 22
 
@@ -54,33 +59,44 @@ def trace_of(profile: OpenProfile) -> tuple[Path | None, int | None, str | None]
 
 
 def timeline(profile: OpenProfile) -> dict:
-    """{"rows": sql/report_timeline.sql's rows, "rank": the rank drawn} or {"unavailable": why}."""
+    """{"rows": sql/report_timeline.sql's rows, "rank": the rank drawn} or {"unavailable": why}. The rows are
+    the profile's report_timeline section: kept with it once computed (store/disk/kept_sections.py), so only
+    the first report of a profile reads its trace again, and a later one needs neither DuckDB nor pyarrow."""
     path, rank, why = trace_of(profile)
     if path is None:
         return {"unavailable": why}
+    from libreyolo_profile.store.disk.kept_sections import kept_section
+
+    home = kept_section(profile.doc, SECTION, rank)
+    if home is None:
+        home = _compute(profile, path, rank)
+        if isinstance(home, str):
+            return {"unavailable": home}
+    data = json.loads((home / REPORT_TIMELINE_FILE).read_bytes())
+    ranks = len((profile.doc.get("job") or {}).get("ranks") or [])
+    return {"rows": data["rows"], "rank": rank if rank is not None else data["trace_rank"], "job_ranks": ranks}
+
+
+def _compute(profile: OpenProfile, path: Path, rank: int | None) -> Path | str:
+    """The section computed from the trace and kept; why not, in a line, where it cannot be."""
     import duckdb
 
     from libreyolo_profile.store.decode.parse import parse_trace
+    from libreyolo_profile.store.disk.kept_sections import keep_section
     from libreyolo_profile.store.ingest.timeline import ingest
 
     try:
         parsed = parse_trace(path, report=False)  # the first read already said what it repaired
         con = ingest(parsed, profile.doc.get("kind"))
     except (ProfileError, OSError, duckdb.Error) as error:
-        return {"unavailable": f"its trace {path} could not be read again ({_first_line(error)})"}
+        return f"its trace {path} could not be read again ({_first_line(error)})"
     try:
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE report_timeline_params AS SELECT $steps_cap AS steps_cap, $bins AS bins, "
-            "$max_streams AS max_streams, $max_threads AS max_threads",
-            {"steps_cap": STEPS_CAP, "bins": BINS, "max_streams": MAX_STREAMS, "max_threads": MAX_THREADS},
-        )
-        columns, rows = run_sql(con, "report_timeline.sql")
+        files = section_files(con, SECTION, parsed.rank)
     except duckdb.Error as error:  # the section fails alone, as the analysis's optional sections do
-        return {"unavailable": f"it could not be computed on this trace ({_first_line(error)})"}
+        return f"it could not be computed on this trace ({_first_line(error)})"
     finally:
         con.close()
-    ranks = len((profile.doc.get("job") or {}).get("ranks") or [])
-    return {"rows": records(columns, rows), "rank": rank if rank is not None else parsed.rank, "job_ranks": ranks}
+    return keep_section(profile.doc, SECTION, rank, files)
 
 
 def _time(ms: float) -> str:
