@@ -26,7 +26,7 @@ import re
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from libreyolo_profile.sqlfiles import sql_directory, sql_text
 
@@ -49,13 +49,37 @@ _HEADER_LIST = re.compile(r"^--\s*(requires|inputs):(.*)$", re.I)
 
 @dataclass(frozen=True)
 class SqlModule:
+    """A module: its text and header. What it creates and drops is read from its code on first ask (only the
+    cross-check asks: a command runs the modules in the order their headers give, and reading every created
+    name out of the ~30 modules a first read runs was a few ms of every fresh process)."""
+
     name: str  # the file name under sql/, e.g. "ingest.sql"
     text: str
     requires: tuple[str, ...]  # modules run before this one
     inputs: tuple[str, ...]  # objects the caller creates first
-    tables: frozenset[str]  # tables and views it creates (lower case)
-    macros: frozenset[str]  # macros it creates (lower case)
-    dropped: frozenset[str]  # objects it creates and drops again before it ends
+
+    @cached_property
+    def _code(self) -> str:
+        return strip_comments_and_strings(self.text)
+
+    @cached_property
+    def _created(self) -> tuple[tuple[str, str], ...]:
+        return tuple((kind.upper(), obj.lower()) for kind, obj in _CREATES.findall(self._code))
+
+    @cached_property
+    def tables(self) -> frozenset[str]:
+        """Tables and views it creates (lower case)."""
+        return frozenset(obj for kind, obj in self._created if kind in ("TABLE", "VIEW"))
+
+    @cached_property
+    def macros(self) -> frozenset[str]:
+        """Macros it creates (lower case)."""
+        return frozenset(obj for kind, obj in self._created if kind in ("MACRO", "FUNCTION"))
+
+    @cached_property
+    def dropped(self) -> frozenset[str]:
+        """Objects it creates and drops again before it ends."""
+        return frozenset(obj.lower() for obj in _DROPS.findall(self._code))
 
 
 def module_names() -> list[str]:
@@ -65,17 +89,7 @@ def module_names() -> list[str]:
 
 def parse_module(name: str, text: str) -> SqlModule:
     requires, inputs = _header_lists(text)
-    code = strip_comments_and_strings(text)
-    created = [(kind.upper(), obj.lower()) for kind, obj in _CREATES.findall(code)]
-    return SqlModule(
-        name=name,
-        text=text,
-        requires=tuple(requires),
-        inputs=tuple(inputs),
-        tables=frozenset(obj for kind, obj in created if kind in ("TABLE", "VIEW")),
-        macros=frozenset(obj for kind, obj in created if kind in ("MACRO", "FUNCTION")),
-        dropped=frozenset(obj.lower() for obj in _DROPS.findall(code)),
-    )
+    return SqlModule(name=name, text=text, requires=tuple(requires), inputs=tuple(inputs))
 
 
 def _header_lists(text: str) -> tuple[list[str], list[str]]:
