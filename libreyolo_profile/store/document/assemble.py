@@ -16,6 +16,7 @@ from libreyolo_profile.store.document import marks as mark
 from libreyolo_profile.store.document.capture import TrialCapture
 from libreyolo_profile.store.document.finite import non_finite_metrics, settle_non_finite
 from libreyolo_profile.store.document.memory_evidence import peak_null_reasons, thrashing_evidence
+from libreyolo_profile.store.document.parts import DocumentParts
 from libreyolo_profile.store.document.verdict import advice_findings, decide
 from libreyolo_profile.store.document.window import PROFILED_RUNS
 from libreyolo_profile.store.schema import PROFILE_SCHEMA, REPEAT_SCHEMA, SCHEMA_VERSION, TABLES_VERSION
@@ -148,7 +149,7 @@ def build_document(
     if noise:
         all_marks[mark.NOISY] = mark.noisy(noise)
     null_reasons = {**_document_null_reasons(metrics, source, thin, captures), **section_reasons}
-    return assemble(
+    parts = DocumentParts(
         kind=kind,
         kind_inferred=last["kind_inferred"],
         device_type=device_type,
@@ -177,6 +178,7 @@ def build_document(
         timing=headline.timing_record(kind, captures),
         non_finite=computed_non_finite,
     )
+    return assemble(parts)
 
 
 def _unavailable_sections(analyses: list[dict], all_marks: dict, metrics: dict) -> dict:
@@ -264,68 +266,41 @@ def _document_null_reasons(metrics: dict, source: dict, thin: dict, captures: li
 _LAYOUT_VERSIONS = {"schema": PROFILE_SCHEMA, "schema_version": SCHEMA_VERSION, "tables_version": TABLES_VERSION}
 
 
-def assemble(
-    *,
-    kind: str,
-    kind_inferred: bool,
-    device_type: str,
-    metrics: dict,
-    verdict: dict,
-    thrashing: bool | None,
-    marks: dict,
-    null_reasons: dict,
-    trials: list[dict],
-    repeat: dict,
-    window_source,
-    images_per_step_source,
-    devices: list,
-    rank,
-    world_size,
-    tables: dict,
-    source: dict,
-    command,
-    settings: dict,
-    environment: dict,
-    model: dict,
-    generation: str,
-    created: str,
-    producer: str,
-    extra,
-    timing: dict | None = None,
-    non_finite: dict[str, int] | None = None,
-) -> dict:
-    """The one layout of profile.json (docs/SCHEMA.md); `marks`: the source's own; `non_finite`: see finite.py."""
+def assemble(parts: DocumentParts) -> dict:
+    """The one layout of profile.json (docs/SCHEMA.md) of `parts` (store/document/parts.py); `parts.marks`: the
+    source's own; `parts.non_finite`: see finite.py."""
+    p = parts
     return settle_non_finite(
         {
             **_LAYOUT_VERSIONS,
-            "generation": generation,
-            "kind": kind,
-            "kind_inferred": kind_inferred,
-            "device_type": device_type,
-            "created": created,
-            "producer": producer,
-            "source": source,
-            "command": command,
-            "settings": settings,
-            "environment": environment,
-            "model": model,
-            "window": _window(metrics, window_source, images_per_step_source),
-            "rank": rank,
-            "world_size": world_size,
+            "generation": p.generation,
+            "kind": p.kind,
+            "kind_inferred": p.kind_inferred,
+            "device_type": p.device_type,
+            "created": p.created,
+            "producer": p.producer,
+            "source": p.source,
+            "command": p.command,
+            "settings": p.settings,
+            "environment": p.environment,
+            "model": p.model,
+            "window": _window(p.metrics, p.window_source, p.images_per_step_source),
+            "rank": p.rank,
+            "world_size": p.world_size,
             "job": None,  # a job profile's ranks, clocks and straggler (store/document/job.py)
-            "devices": devices,
-            "metrics": _public_metrics(metrics, verdict, thrashing),
-            "timing": timing or {"headline": "trace", "overhead_method": None},
-            "null_reasons": null_reasons,
-            "verdict": verdict,
+            "devices": p.devices,
+            "metrics": _public_metrics(p.metrics, p.verdict, p.thrashing),
+            "timing": p.timing or {"headline": "trace", "overhead_method": None},
+            "null_reasons": p.null_reasons,
+            "verdict": p.verdict,
             "thresholds": thresholds(),
-            "marks": _with_shared_marks(marks, device_type, metrics, kind),
-            "trials": [{k: v for k, v in t.items() if k in METRICS} for t in trials],
-            "repeat": repeat,
-            "extra": extra,
-            "tables": tables,
+            "marks": _with_shared_marks(p.marks, p.device_type, p.metrics, p.kind),
+            "trials": [{k: v for k, v in t.items() if k in METRICS} for t in p.trials],
+            "repeat": p.repeat,
+            "extra": p.extra,
+            "tables": p.tables,
         },
-        non_finite,
+        p.non_finite,
     )
 
 

@@ -25,6 +25,7 @@ from libreyolo_profile.store.document.assemble import assemble
 from libreyolo_profile.store.document.builtin_metrics import builtin_metrics, number
 from libreyolo_profile.store.document.builtin_tables import categorise_and_share, embedded_tables, kernel_rows, op_rows
 from libreyolo_profile.store.document.headline import trial_spread
+from libreyolo_profile.store.document.parts import DocumentParts
 from libreyolo_profile.store.document.verdict import decide
 from libreyolo_profile.store.schema import BUILTIN_SCHEMA
 
@@ -145,30 +146,32 @@ def builtin_document(path: Path) -> dict:
     config = raw.get("config") or {}
     mtime = datetime.fromtimestamp(Path(path).stat().st_mtime, timezone.utc)
     return assemble(
-        kind=kind,
-        kind_inferred=False,
-        device_type="cpu" if on_cpu else "gpu",
-        metrics=metrics,
-        verdict=verdict,
-        thrashing=thrashing,
-        marks=_marks(raw, on_cpu, kind, bool(ops)),
-        null_reasons={k: v for k, v in reasons.items() if public.get(k) is None},
-        trials=trials or [metrics],
-        repeat=repeat,
-        window_source="the built-in profiler's measured window",
-        images_per_step_source="settings" if metrics.get("images_per_step") else None,
-        devices=[],
-        rank=None,
-        world_size=None,
-        tables=embedded_tables(raw, kind, on_cpu, steps, kernels, ops),
-        source=_source(path, raw),
-        command=None,
-        settings={**config, ("steps" if kind == "train" else "runs"): steps},
-        environment={"device": config.get("device"), "device_name": "CPU" if on_cpu else None},
-        model=_model(raw),
-        # the same file always converts to the same document (and this converter's version is part of it)
-        generation=hashlib.sha256(f"{SOURCE_TYPE}|{__version__}|".encode() + data).hexdigest()[:32],
-        created=mtime.isoformat(timespec="seconds"),
-        producer=f"libreyolo-profile {__version__} (converted)",
-        extra=None,
+        DocumentParts(
+            kind=kind,
+            kind_inferred=False,
+            device_type="cpu" if on_cpu else "gpu",
+            metrics=metrics,
+            verdict=verdict,
+            thrashing=thrashing,
+            marks=_marks(raw, on_cpu, kind, bool(ops)),
+            null_reasons={k: v for k, v in reasons.items() if public.get(k) is None},
+            trials=trials or [metrics],
+            repeat=repeat,
+            window_source="the built-in profiler's measured window",
+            images_per_step_source="settings" if metrics.get("images_per_step") else None,
+            devices=[],
+            rank=None,
+            world_size=None,
+            tables=embedded_tables(raw, kind, on_cpu, steps, kernels, ops),
+            source=_source(path, raw),
+            command=None,
+            settings={**config, ("steps" if kind == "train" else "runs"): steps},
+            environment={"device": config.get("device"), "device_name": "CPU" if on_cpu else None},
+            model=_model(raw),
+            # the same file always converts to the same document (and this converter's version is part of it)
+            generation=hashlib.sha256(f"{SOURCE_TYPE}|{__version__}|".encode() + data).hexdigest()[:32],
+            created=mtime.isoformat(timespec="seconds"),
+            producer=f"libreyolo-profile {__version__} (converted)",
+            extra=None,
+        )
     )
