@@ -5,6 +5,7 @@ published atomically into <project>/<kind>/, or, where that is taken, the next f
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -24,7 +25,12 @@ def dump_json(doc: dict, path: Path) -> None:
 
 
 def write_directory(
-    doc: dict, target: Path, trace: Path | None = None, repeat: bool = False, exist_ok: bool = True
+    doc: dict,
+    target: Path,
+    trace: Path | None = None,
+    repeat: bool = False,
+    exist_ok: bool = True,
+    link_trace: bool = False,
 ) -> Path:
     """Stage profile.json (+ repeat file, sidecars, trace copy) and publish it; returns where it went.
 
@@ -37,7 +43,7 @@ def write_directory(
     staged = staging_dir(target)
     try:
         write_sidecars(doc, staged)
-        if trace is not None:
+        if trace is not None and not (link_trace and _linked(trace, staged / TRACE_FILE)):
             shutil.copyfile(trace, staged / TRACE_FILE)
         if repeat:
             dump_json(repeat_document(doc), staged / REPEAT_FILE)
@@ -50,6 +56,16 @@ def write_directory(
     finally:
         if staged.exists():
             shutil.rmtree(staged, ignore_errors=True)
+
+
+def _linked(source: Path, dest: Path) -> bool:
+    """`dest` as a second name of `source` (a measured trace, in the run's own workspace that is removed after):
+    ~200 MB a training trace not written twice. False where the filesystem cannot link (then it is copied)."""
+    try:
+        os.link(source, dest)
+    except OSError:
+        return False
+    return True
 
 
 def write_profile(
@@ -84,6 +100,11 @@ def write_profile(
     )
     doc["verdict"] = disown_saving(doc["verdict"], doc.get("marks"))  # a noisy or contended measurement
     written = write_directory(
-        doc, Path(out_dir), trials[-1].trace_path if keep_trace else None, repeat=len(trials) > 1, exist_ok=exist_ok
+        doc,
+        Path(out_dir),
+        trials[-1].trace_path if keep_trace else None,
+        repeat=len(trials) > 1,
+        exist_ok=exist_ok,
+        link_trace=True,
     )
     return doc, written
