@@ -61,7 +61,14 @@ def _measuring_command(name: str, options: type, measure: typing.Callable, doc: 
 
     def command(**values) -> None:
         report, as_json = values.pop("report"), values.pop("as_json")
-        _show_measurement(measure(options(**values), sys.argv), report=report, as_json=as_json)
+        from libreyolo_profile.store.disk.kept_sections import ASKED
+
+        asked = ASKED.set(("report_timeline",) if report else ())  # the report's timeline, in the analysis's pass
+        try:
+            measured = measure(options(**values), sys.argv)
+        finally:
+            ASKED.reset(asked)
+        _show_measurement(measured, report=report, as_json=as_json)
 
     params = _parameters(options)
     command.__signature__ = inspect.Signature(params, return_annotation=None)

@@ -223,6 +223,40 @@ def test_a_measurement_that_asks_keeps_the_timeline_of_the_analysis(tmp_path):
     assert kept["rows"] == fresh["rows"]
 
 
+def test_a_measurement_writing_a_report_computes_its_timeline_in_the_analysis(tmp_path, monkeypatch):
+    """`run`/`infer` with a report ask for the section (kept_sections.ASKED) and the store's write_profile
+    computes it in the analysis of the trace it keeps: the report then never reads the trace again."""
+    import shutil
+
+    import libreyolo_profile.store.decode.parse as parse
+    from libreyolo_profile.store.disk.kept_sections import ASKED, kept_section
+    from libreyolo_profile.store.disk.writer import write_profile
+    from libreyolo_profile.store.document.capture import TrialCapture
+
+    trace = many_steps(tmp_path / "t.json")
+    trials = []
+    for i in range(2):  # the profile keeps the last trial's trace
+        shutil.copyfile(trace, tmp_path / f"trial{i}.json")
+        trials.append(TrialCapture(trace_path=tmp_path / f"trial{i}.json", images_per_step=1))
+    asked = ASKED.set(("report_timeline",))
+    try:
+        doc, written = write_profile(
+            tmp_path / "measured" / "infer", kind="infer", trials=trials, keep_trace=True, command=["infer"],
+            settings={}, environment={}, model={}, marks={},
+        )  # fmt: skip
+    finally:
+        ASKED.reset(asked)
+    assert kept_section(doc, report_timeline.SECTION) is not None
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the trace was read again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(parse, "parse_trace", no_parse)
+        drawn = timeline(open_profile(written))
+    assert drawn["rows"] and drawn["rows"] == timeline(open_profile(trace))["rows"]
+
+
 def test_a_builtin_profile_says_it_holds_no_trace():
     from libreyolo_profile.store.document.builtin import SOURCE_TYPE
 

@@ -11,11 +11,15 @@ Imports nothing heavy: a read of a kept section needs neither DuckDB nor pyarrow
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from pathlib import Path
 
 from libreyolo_profile.store.workdir import cache_root
 
 AREA = "sections"
+# the kept sections a measurement's own analysis computes in its pass (store/disk/writer.py write_profile),
+# as the CLI asks: `run` and `infer` ask for the report's timeline when they write a report
+ASKED: ContextVar[tuple[str, ...]] = ContextVar("kept_sections_asked", default=())
 
 
 def _key(doc: dict, name: str, rank: int | None) -> str:

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from libreyolo_profile.store.disk.atomic import claim, publish, staging_dir
+from libreyolo_profile.store.disk.kept_sections import ASKED, keep_section
 from libreyolo_profile.store.disk.owned import OWNED_FILES, refuse_unless_ours
 from libreyolo_profile.store.disk.sidecars import write_sidecars
 from libreyolo_profile.store.document.assemble import build_document, repeat_document
@@ -83,8 +84,16 @@ def write_profile(
 ) -> tuple[dict, Path]:
     """Analyse every trial's trace and publish the profile into `out_dir` (or the next free name
     beside it, unless exist_ok); returns the document and the directory it went to."""
+    asked = ASKED.get() if keep_trace else ()  # kept sections (a report's timeline) of the trace kept: the last
     analyses = [
-        analyse_trace(t.trace_path, kind, t.images_per_step, cpu_peak=environment.get("cpu_peak")) for t in trials
+        analyse_trace(
+            t.trace_path,
+            kind,
+            t.images_per_step,
+            cpu_peak=environment.get("cpu_peak"),
+            sections=asked if t is trials[-1] else (),
+        )
+        for t in trials
     ]
     device_type = "cpu" if str(settings.get("device", "")).startswith("cpu") else None
     doc = build_document(
@@ -107,4 +116,6 @@ def write_profile(
         exist_ok=exist_ok,
         link_trace=True,
     )
+    for name, files in analyses[-1]["kept"].items():
+        keep_section(doc, name, None, files)
     return doc, written
