@@ -94,8 +94,31 @@ def _cgroup_room() -> int | None:
     return None
 
 
-def open_connection() -> duckdb.DuckDBPyConnection:
+# A small trace's analysis is DuckDB's fixed cost per statement (~170 of them), not its rows. Under
+# ONE_THREAD_EVENTS events it runs on one thread: a second one only hands tiny pipelines back and forth (~15% of
+# the analysis's CPU on a 5,000-event trace, ~5% on a 109,000-event one; a 1 GB trace keeps both threads for its
+# wall time). Under PLAIN_PLAN_EVENTS it also skips the two optimizers that cost more than they save at that
+# size (~10-20% of the rest there); neither changes a result, only how it is computed, but without its join
+# order a 109,000-event trace's analysis took 1.8x the CPU, so anything bigger keeps them. The figures are in
+# docs/design/performance.md.
+ONE_THREAD_EVENTS = 250_000
+PLAIN_PLAN_EVENTS = 10_000
+
+
+def _small_trace_settings(events: int | None) -> list[str]:
+    if events is None or events >= ONE_THREAD_EVENTS:
+        return []
+    settings = ["SET threads = 1"]
+    if events < PLAIN_PLAN_EVENTS:
+        settings.append("SET disabled_optimizers = 'statistics_propagation,join_order'")
+    return settings
+
+
+def open_connection(events: int | None = None) -> duckdb.DuckDBPyConnection:
+    """The analysis's connection; `events`, the trace's event count where known, picks its settings."""
     con = without_progress_bar(duckdb.connect(":memory:"))  # blame.sql on a busy machine passes its 2 s wait
+    for setting in _small_trace_settings(events):
+        con.execute(setting)
     con.execute("SET temp_directory = $dir", {"dir": _spill_directory()})
     con.execute("SET memory_limit = $limit", {"limit": f"{memory_limit_bytes() >> 20}MiB"})
     # the phase names live once, in store/schema.py; the SQL reads them as a table
@@ -112,7 +135,7 @@ def ingest(parsed: ParsedTrace, kind_hint: str | None) -> duckdb.DuckDBPyConnect
     """Derive steps, phases, placed ops and device work from the raw events (sql/events.sql, then
     sql/ingest.sql). The decoder's columns are let go (parsed.events = None) as soon as the typed events
     hold what they need: on a big trace both at once were most of the peak memory."""
-    con = open_connection()
+    con = open_connection(parsed.events.num_rows)
     table, parsed.events = parsed.events, None
     con.register("raw_event_times", table.select(["ph", "name", "ts_text", "dur_text"]))
     con.register("raw_events", pa.RecordBatchReader.from_batches(RAW_EVENTS_SCHEMA, _numbered_batches(table)))
