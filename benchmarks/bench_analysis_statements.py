@@ -54,6 +54,7 @@ class Statement:
     module: str
     what: str
     seconds: float
+    cpu_seconds: float  # the process's CPU time (every DuckDB thread's) while it ran
     peak_mib: float
 
 
@@ -88,12 +89,12 @@ class TimedConnection:
             names = set(re.findall(r"\$(\w+)", query))
             mine = {k: v for k, v in (params or {}).items() if k in names} if isinstance(params, dict) else params
             rec.rss.take()
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             cursor = self._con.execute(query, mine) if mine else self._con.execute(query)
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
             created = _CREATED.search(query)
             what = created.group(1) if created else " ".join(query.split())[:48]
-            rec.statements.append(Statement(module, what, seconds, rec.rss.take()))
+            rec.statements.append(Statement(module, what, seconds, cpu, rec.rss.take()))
         return cursor
 
 
@@ -105,13 +106,14 @@ def analyse(trace: Path, memory_limit: str | None, top: int) -> None:
     recorder = Recorder(PeakRss(), memory_limit, modules)
     real_connect = duckdb.connect
     duckdb.connect = lambda *a, **k: TimedConnection(real_connect(*a, **k), recorder)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     try:
         analyse_trace(trace)
     finally:
         duckdb.connect = real_connect
-    total = time.perf_counter() - started
+    total, cpu_total = time.perf_counter() - started, time.process_time() - cpu_started
     sql = sum(s.seconds for s in recorder.statements)
+    sql_cpu = sum(s.cpu_seconds for s in recorder.statements)
     before = (recorder.first_sql_at or started) - started
     print(f"trace: {trace} ({trace.stat().st_size / 1e6:.0f} MB)")
     between = total - before - sql
@@ -119,6 +121,7 @@ def analyse(trace: Path, memory_limit: str | None, top: int) -> None:
         f"analyse_trace: {total:.2f} s = {before:.2f} s before the first statement (the parse) + {sql:.2f} s in "
         f"{len(recorder.statements)} SQL statements + {between:.2f} s Python between them"
     )
+    print(f"CPU: {cpu_total:.2f} s, {sql_cpu:.2f} s of it in the SQL statements")
     print(
         f"peak RSS while SQL ran: {max(s.peak_mib for s in recorder.statements):.0f} MiB; "
         f"memory limit: {memory_limit or DEFAULT_LIMIT}"
@@ -126,12 +129,14 @@ def analyse(trace: Path, memory_limit: str | None, top: int) -> None:
     print(f"\nslowest {top} statements:\n{'seconds':>8} {'peak MiB':>9}  {'module':<24} creates / runs")
     for s in sorted(recorder.statements, key=lambda s: s.seconds, reverse=True)[:top]:
         print(f"{s.seconds:8.3f} {s.peak_mib:9.0f}  {s.module:<24} {s.what}")
-    per_module: dict[str, float] = defaultdict(float)
+    per_module: dict[str, list] = defaultdict(lambda: [0.0, 0.0, 0])
     for s in recorder.statements:
-        per_module[s.module] += s.seconds
-    print("\nper module (seconds):")
-    for name, seconds in sorted(per_module.items(), key=lambda kv: kv[1], reverse=True)[:top]:
-        print(f"{seconds:8.3f}  {name}")
+        per_module[s.module][0] += s.seconds
+        per_module[s.module][1] += s.cpu_seconds
+        per_module[s.module][2] += 1
+    print(f"\nper module:\n{'seconds':>8} {'CPU s':>7} {'statements':>10}  module")
+    for name, (seconds, cpu, count) in sorted(per_module.items(), key=lambda kv: kv[1][1], reverse=True)[:top]:
+        print(f"{seconds:8.3f} {cpu:7.3f} {count:10d}  {name}")
 
 
 def main() -> None:
