@@ -39,6 +39,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 MEASURED_SECONDS = {
     "tests/test_bad_inputs.py": 98,
     "tests/test_interrupt.py": 95,
+    "tests/test_measure_cli.py": 90,
+    "tests/test_families.py": 86,
+    "tests/test_seed_examples.py": 66,
     "tests/test_job.py": 59,
     "tests/test_job_measured.py": 57,
     "tests/test_corpus.py": 50,
