@@ -48,6 +48,7 @@ MEASURED_SECONDS = {
     "tests/test_corpus_2.py": 51,
     "tests/test_corpus_3.py": 51,
     "tests/test_corpus_4.py": 55,
+    "tests/test_exports.py": 51,
     "tests/test_full_disk.py": 16,
     "tests/test_corpus_jobs.py": 11,
 }
