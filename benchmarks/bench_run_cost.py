@@ -22,7 +22,8 @@ Per command and round, from fresh processes in rotating order (benchmarks/harnes
 Then the medians and the ratios: ours / builtin (target ≤ 1.2 on peak PSS, ≤ 1.0 on time) and the fixed cost
 (ours − plain) / ours (target ≤ 0.15), on CPU seconds and on wall. With --stages, ours' own stages are timed
 from its stderr lines (each line's arrival), so the fixed costs (imports, setup, steps, analysis, report)
-show apart.
+show apart: each line says the tree's CPU seconds so far (sampled, /proc/<pid>/stat), its PSS then and
+its peak so far, so a stage's CPU is the difference to the next line's.
 
     python benchmarks/bench_run_cost.py                       # the seed's --steps 20 --warmup 5, batch 2, 256 px
     python benchmarks/bench_run_cost.py --small               # --steps 11 --warmup 5 (the issue's figures)
@@ -156,6 +157,19 @@ def _threads(pid: int) -> int:
     return 0
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int, own_children: bool) -> float:
+    """utime + stime of `pid` (and of the children it has reaped, for the tree's root), in seconds."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if own_children else 0)
+    return ticks / _TICK
+
+
 def _size_mb(path: Path | None) -> float:
     if path is None or not path.exists():
         return 0.0
@@ -171,13 +185,14 @@ def measure(command: Command, cwd: Path, stages: bool = False) -> Measured:
     proc = subprocess.Popen(
         command.argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1
     )
-    peak = {"pss": 0, "threads": 0, "now": 0}
+    peak = {"pss": 0, "threads": 0, "now": 0, "cpu": 0.0}
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
             pids = _tree(proc.pid)
             peak["now"] = sum(_pss_kib(p) for p in pids)
+            peak["cpu"] = max(peak["cpu"], sum(_cpu_s(p, p == proc.pid) for p in pids))
             peak["pss"] = max(peak["pss"], peak["now"])
             peak["threads"] = max(peak["threads"], sum(_threads(p) for p in pids))
             done.wait(0.25)
@@ -185,7 +200,7 @@ def measure(command: Command, cwd: Path, stages: bool = False) -> Measured:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     for line in proc.stderr:  # each line timed as it arrives: ours' stages
-        memory = f"[{peak['now'] / 1024:5.0f} MiB now, {peak['pss'] / 1024:5.0f} peak]"
+        memory = f"[{peak['cpu']:6.1f} cpu s, {peak['now'] / 1024:5.0f} MiB now, {peak['pss'] / 1024:5.0f} peak]"
         lines.append((time.perf_counter() - started, f"{memory} {line.rstrip()}"))
         if stages:
             print(f"    {lines[-1][0]:7.2f} s  {lines[-1][1][:140]}", flush=True)
