@@ -51,10 +51,11 @@ def full_device(tmp_path):
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
-@pytest.fixture
-def imported(tmp_path) -> Path:
-    """A profile directory tree to read from (the `db` input), on a disk with room."""
-    project = tmp_path / "profiles"
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> Path:
+    """A profile directory tree to read from (the `db` input), on a disk with room: imported once for the
+    file, as no test writes into it."""
+    project = tmp_path_factory.mktemp("imported") / "profiles"
     done = run_cli("import", str(require_traces() / TRACE), "--project", str(project))
     assert done.returncode == 0, done.stderr
     return project
