@@ -49,7 +49,7 @@ MEASURED_SECONDS = {
     "tests/test_corpus_3.py": 51,
     "tests/test_corpus_4.py": 55,
     "tests/test_exports.py": 51,
-    "tests/test_full_disk.py": 16,
+    "tests/test_full_disk.py": 14,
     "tests/test_corpus_jobs.py": 11,
 }
 SECONDS_PER_TEST = 0.3
