@@ -1,5 +1,5 @@
 -- ingest.sql — from raw profiler events to the timeline the metrics are defined on.
--- requires: intervals.sql, kernel_categories.sql, tensorcore_rules.sql, runtime_calls.sql
+-- requires: intervals.sql, kernel_categories.sql, tensorcore_rules.sql, runtime_calls.sql, verdict_thresholds.sql
 -- inputs: ev, unreadable_step_ranges, ingest_params, phase_vocabulary (store/ingest/timeline.py runs sql/events.sql
 -- and creates the rest)
 --
@@ -212,7 +212,8 @@ DROP TABLE phase_range_candidates;
 -- the steps; only the excess is no work of the step: the last step's host end moves back by it
 -- (recorded_end_ns: the ProfilerStep's own end; work_end_ns: where the step now ends), and measurement_window
 -- reports the stretch in the end-of-window drain, beside the steps (tail_ns, ns; 0 when none). One step: its
--- whole closing stretch.
+-- whole closing stretch. An excess under drain_unrecorded_pct (sql/verdict_thresholds.sql) of the step it would
+-- leave is the step's own closing overhead (the profiler's step() call, tens of µs) and stays in it.
 CREATE OR REPLACE TEMP TABLE step_tail AS
 WITH recorded_work AS (
     SELECT ts AS s, ts + dur AS e FROM ev
@@ -230,10 +231,16 @@ closing AS (
     GROUP BY s.step, s.start_ns, s.host_end_ns
 ),
 last_step AS (SELECT * FROM closing ORDER BY start_ns DESC, step DESC LIMIT 1),
-tail AS (
-    SELECT l.step, l.host_end_ns,
-           greatest(l.closing_ns - coalesce((SELECT max(closing_ns) FROM closing WHERE step <> l.step), 0), 0) AS tail_ns
+excess AS (
+    SELECT l.step, l.start_ns, l.host_end_ns,
+           greatest(l.closing_ns - coalesce((SELECT max(closing_ns) FROM closing WHERE step <> l.step), 0), 0) AS ns
     FROM last_step l
+),
+tail AS (
+    SELECT step, host_end_ns,
+           CASE WHEN ns > 0 AND ns * 100 >= verdict_threshold('drain_unrecorded_pct') * (host_end_ns - ns - start_ns)
+                THEN ns ELSE 0 END AS tail_ns
+    FROM excess
 )
 SELECT step, host_end_ns AS recorded_end_ns, host_end_ns - tail_ns AS work_end_ns, tail_ns FROM tail;
 

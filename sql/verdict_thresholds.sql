@@ -28,7 +28,7 @@ INSERT INTO verdict_thresholds VALUES
      'a CPU op whose recorded tensor inputs hold at most this many elements in all spends its time in dispatch'),
     ('tiny_steps', 10, 'count', 'fewer profiled training steps than this is a tiny window (inference: fewer calls than infer''s default window, store/document/window.py)'),
     ('tiny_window_ms', 100.0, 'ms', 'so is a window shorter than this'),
-    ('drain_unrecorded_pct', 5.0, '%', 'the unrecorded_tail mark: a closing stretch recording nothing but a wait of at least this share of step_ms'),
+    ('drain_unrecorded_pct', 5.0, '%', 'a last step''s closing stretch recording nothing but a wait, beyond the other steps'', of at least this share of the step it leaves is the profiler stopping: drain, with the unrecorded_tail mark (below it: the step''s own closing overhead)'),
     ('reserved_of_device_pct', 95.0, '%', 'with device mallocs in the window: thrashing'),
     ('noisy_other_cpu_pct', 25.0, '%', 'noisy when other processes used ≥ 25% of all CPUs while measuring'),
     ('noisy_steal_pct', 5.0, '%', 'or the hypervisor stole ≥ 5% of CPU time'),

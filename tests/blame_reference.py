@@ -315,14 +315,15 @@ def _steps(events: list[dict]) -> list[tuple[int, int]]:
     return [(min(e["ts"] for e in span), max(e["ts"] + e["dur"] for e in span))]
 
 
+DRAIN_UNRECORDED_PCT = 5.0
 _WAITS = re.compile(r"(?i)(synchronize|^(cu|cuda|hip)(event|stream)query$)")
 
 
 def _without_closing_tail(events: list[dict], steps: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The last step's closing stretch (from its last recorded work to its end: ops, Python frames, host ranges
     but ProfilerStep, device work, runtime calls but synchronizes and event/stream queries) beyond the longest
-    closing stretch of the other steps (all of it, with one step) is the profiler stopping: the step ends that
-    much earlier."""
+    closing stretch of the other steps (all of it, with one step) is the profiler stopping, where it is at least
+    DRAIN_UNRECORDED_PCT of the step it leaves: the step ends that much earlier."""
     work = sorted(
         (e["ts"], e["ts"] + e["dur"])
         for e in events
@@ -339,8 +340,11 @@ def _without_closing_tail(events: list[dict], steps: list[tuple[int, int]]) -> l
         last = reach[started - 1] if started else start
         return end - max(start, min(end, last))
 
-    tail = max(closing(*steps[-1]) - max((closing(*step) for step in steps[:-1]), default=0), 0)
-    return steps[:-1] + [(steps[-1][0], steps[-1][1] - tail)]
+    excess = max(closing(*steps[-1]) - max((closing(*step) for step in steps[:-1]), default=0), 0)
+    start, end = steps[-1]
+    # under 5% of the step it would leave (sql/verdict_thresholds.sql drain_unrecorded_pct) it is the step's own
+    tail = excess if excess * 100 >= DRAIN_UNRECORDED_PCT * (end - excess - start) else 0
+    return steps[:-1] + [(start, end - tail)]
 
 
 def _tiny(o: dict) -> bool:

@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from libreyolo_profile.vocabulary import thresholds
 from tests.conftest import cli_json, require_traces, trace_files, trace_id
 from tests.synthetic_traces import A100, GEMM_TENSORCORE, annotation, kernel, op, runtime, write_trace
 
@@ -109,10 +110,10 @@ def test_mi250_reads_its_one_real_step():
     assert len(steps) == 2 and len(real) == 1  # ProfilerStep#2 (49 µs) holds nothing
     m = _metrics(path)
     assert m["steps"] == 1
-    # the 9.29 ms ProfilerStep#1 closes on 37 µs that record nothing but a wait: the step is its work, 9.25 ms
-    assert m["step_ms"] == pytest.approx(9.25, abs=0.01)
-    assert m["drain_unrecorded_ms"] == pytest.approx(closing_tail(path)["tail_ns"] / 1e6, abs=2e-6)
-    assert m["step_ms"] >= real[0][1] / 1000 - m["drain_unrecorded_ms"] - 1e-9  # its device drain included
+    # the 9.29 ms ProfilerStep#1 closes on 37 µs that record nothing (0.4% of it: the step's own closing overhead)
+    assert m["step_ms"] == pytest.approx(9.29, abs=0.01)
+    assert m["drain_unrecorded_ms"] == closing_tail(path)["tail_ns"] == 0
+    assert m["step_ms"] >= real[0][1] / 1000 - 1e-9  # the step, its drain included (one step)
 
 
 def test_cutlass_step_is_the_stopwatch_around_its_steps():
@@ -152,6 +153,21 @@ def test_a_closing_stretch_of_nothing_but_the_synchronize_is_drain_beside_the_st
     # the tail is no part of the step: its unexplained time is step 1's, the [110,120) gap and the 45 µs close
     assert [s["causes"]["unexplained_idle"] for s in doc["blame"]["steps"]] == [approx(0.055), approx(0.055)]
     assert "0.10 ms" in doc["marks"]["unrecorded_tail"]  # 100 µs, far above 5% of the 100 µs step
+
+
+def test_a_closing_stretch_under_five_percent_of_the_step_is_its_own_overhead(tmp_path):
+    # one step [0,100): its work ends with the autograd op at 55 and the GEMM [20,50), then 45 µs of nothing: 45 µs
+    # is 82% of the 55 µs it would leave, so it is cut; a step [0,1000) whose work (aten::mm [0,980)) ends 20 µs
+    # before its end keeps them: 20 µs is 2% of the 980 µs it would leave (drain_unrecorded_pct 5%)
+    cut = _metrics(write_trace(tmp_path / "cut.json", _step(0, 1), [A100]))
+    assert cut["drain_unrecorded_ms"] == approx(0.045) and cut["step_ms"] == approx(0.055)
+    kept = [
+        annotation("ProfilerStep#1", 0, 1000),
+        op("aten::mm", 0, 980),
+        op("autograd::engine::evaluate_function: X", 1, 5),
+    ]
+    m = _metrics(write_trace(tmp_path / "kept.json", kept, [A100]))
+    assert m["drain_unrecorded_ms"] == 0 and m["step_ms"] == approx(1.0)
 
 
 def test_a_closing_synchronize_the_device_is_still_running_under_stays_in_the_step(tmp_path):
@@ -221,8 +237,10 @@ def closing_tail(path) -> dict:
         return end - max(start, min(end, max((e for s, e in work if s < end and e > start), default=start)))
 
     start, end = steps[-1]
-    # only what exceeds every other step's closing stretch: what each step has at its close stays in it
-    tail = max(closing(start, end) - max((closing(*step) for step in steps[:-1]), default=0), 0)
+    # only what exceeds every other step's closing stretch: what each step has at its close stays in it; and an
+    # excess under drain_unrecorded_pct of the step it leaves is the step's own closing overhead
+    excess = max(closing(start, end) - max((closing(*step) for step in steps[:-1]), default=0), 0)
+    tail = excess if excess * 100 >= thresholds()["drain_unrecorded_pct"] * (end - excess - start) else 0
     return {
         "first_start_ns": steps[0][0],
         "start_ns": start,

@@ -241,8 +241,8 @@ def _trace_marks(all_marks: dict, last: dict, metrics: dict, thrashing: str | No
         all_marks[mark.KIND_INFERRED] = mark.kind_inferred(last["kind"])
     if metrics.get("empty_steps"):
         all_marks[mark.EMPTY_STEPS] = mark.empty_steps(metrics["empty_steps"], metrics.get("empty_steps_ms") or 0.0)
-    tail_ms, blamed_ms = metrics.get("drain_unrecorded_ms"), metrics.get("blame_step_ms")
-    if tail_ms and blamed_ms and tail_ms >= thresholds()["drain_unrecorded_pct"] / 100 * blamed_ms:
+    if metrics.get("drain_unrecorded_ms"):  # only a closing stretch past drain_unrecorded_pct is cut (sql/ingest.sql)
+        tail_ms = metrics["drain_unrecorded_ms"]
         all_marks[mark.UNRECORDED_TAIL] = mark.unrecorded_tail(tail_ms, metrics.get("drain_ms") or tail_ms)
     if not last["phases_annotated"]:
         all_marks[mark.PHASES_INFERRED] = mark.phases_inferred()
