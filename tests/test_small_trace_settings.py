@@ -1,7 +1,8 @@
 """A small trace's analysis runs on one thread and, smaller still, without two optimizers
 (store/ingest/timeline.py _small_trace_settings: the fixed cost per statement is most of its CPU, see
 docs/design/performance.md). Those settings change how DuckDB computes, never what: the same traces analysed
-with DuckDB's defaults give the same document, value for value."""
+with DuckDB's defaults give the same document, value for value; a float to 1e-12 of itself, since a sum's
+order, and so its last bits, already differs run to run where two threads share a parallel aggregate."""
 
 from __future__ import annotations
 
@@ -51,8 +52,8 @@ def _same(a, b, where: str = "") -> None:
         assert isinstance(b, (list, tuple)) and len(a) == len(b), where
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _same(x, y, f"{where}[{i}]")
-    elif isinstance(a, float) and isinstance(b, float) and math.isnan(a):
-        assert math.isnan(b), where
+    elif isinstance(a, float) and isinstance(b, float):
+        assert (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-300), where
     else:
         assert a == b, f"{where}: {a!r} != {b!r}"
 
