@@ -55,7 +55,7 @@ class Profile(OpenProfile):
         """The headline metrics `summary --json` prints, with units and null reasons."""
         from libreyolo_profile.readers.summary import headline_metrics
 
-        return Metrics(*headline_metrics(self.doc))
+        return Metrics(*headline_metrics(self.loaded))
 
     @property
     def verdict(self) -> Verdict:

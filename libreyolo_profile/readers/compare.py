@@ -25,7 +25,6 @@ from libreyolo_profile.readers import gate, gate_rules
 from libreyolo_profile.readers.common import profile_identity, records
 from libreyolo_profile.readers.compare_items import requested_changes
 from libreyolo_profile.readers.compare_pool import (
-    as_mapping,
     check_same_setup,
     created_order,
     once_each,
@@ -99,17 +98,17 @@ class Side:
         """The members carrying a `noisy` mark (issue #13), each with the mark's sentence."""
         found = []
         for member in self.members:
-            reason = as_mapping(member.doc.get("marks")).get("noisy")
+            reason = member.head.marks.get("noisy")
             if reason:
-                found.append({"side": self.name, "path": str(member.path), "reason": str(reason)})
+                found.append({"side": self.name, "path": str(member.path), "reason": reason})
         return found
 
     def verdict(self) -> tuple[str | None, str | None]:
         """(bound, reason): the profile's own, or for a pool that disagrees, the count of each."""
-        bounds = Counter(plain(as_mapping(member.doc.get("verdict")).get("bound")) for member in self.members)
-        newest = as_mapping(self.newest.doc.get("verdict"))
+        bounds = Counter(plain(member.head.verdict.bound) for member in self.members)
+        newest = self.newest.head.verdict
         if len(bounds) == 1:
-            return newest.get("bound"), newest.get("reason")
+            return newest.bound, newest.reason
         mixed = ", ".join(f"{bound} ×{count}" for bound, count in bounds.most_common())
         return f"mixed ({mixed})", f"the {len(self.members)} pooled profiles disagree: {mixed}"
 
@@ -245,7 +244,7 @@ def _require_repeats(rows: list[dict], rules: list[gate_rules.Rule], before: Sid
 
 def _same_kind(before: Side, after: Side) -> str | None:
     """The kind both sides share; a train profile compared with an infer one is a usage error."""
-    kind_b, kind_a = before.newest.doc.get("kind"), after.newest.doc.get("kind")
+    kind_b, kind_a = before.newest.head.kind, after.newest.head.kind
     if kind_b != kind_a:
         raise UsageError(
             f"cannot compare {_article(kind_b)} profile ({before.path}) with {_article(kind_a)} profile "

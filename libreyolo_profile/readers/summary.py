@@ -32,6 +32,7 @@ from libreyolo_profile.readers.ranks import ranks_document, render_ranks
 from libreyolo_profile.readers.roofline import above_roof_lines, above_roof_rows
 from libreyolo_profile.readers.summary_charts import bar_cells, print_blame, print_step_bar
 from libreyolo_profile.readers.summary_screen import show_first_screen
+from libreyolo_profile.store.disk.loader import Loaded
 from libreyolo_profile.store.document.marks import NO_DEVICE_EVENTS
 
 TOP_ROWS = 10
@@ -41,13 +42,13 @@ TOP_ROWS = 10
 NOT_ON_CPU = "no device kernels were recorded, so GPU figures cannot be measured"
 
 
-def headline_metrics(doc: dict) -> tuple[dict, dict]:
+def headline_metrics(loaded: Loaded) -> tuple[dict, dict]:
     """The summary's metrics of this kind of profile on this device ({name: value}) and the reason of each
     null one ({name: reason}): what `summary --json` and the Python API's Profile.metrics carry."""
-    kind = doc["kind"]
+    doc, head = loaded.doc, loaded.head
     on_cpu = is_cpu_profile(doc)
-    names = [n for n in summary_metrics(kind) if not (METRICS[n][2] == "cpu" and not on_cpu)]
-    metrics = {n: doc["metrics"].get(n) for n in names}
+    names = [n for n in summary_metrics(head.kind) if not (METRICS[n][2] == "cpu" and not on_cpu)]
+    metrics = {n: getattr(head.metrics, n) for n in names}
     return metrics, {n: null_reason(n, doc) for n, v in metrics.items() if v is None}
 
 
@@ -57,7 +58,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
 
     profile = opened(source)
     loaded, con, doc, head = profile.loaded, profile.con, profile.doc, profile.head
-    metrics, reasons = headline_metrics(doc)
+    metrics, reasons = headline_metrics(loaded)
     notes = {n: metric_note(n, doc) for n in metrics if metric_note(n, doc)}
     cat_cols, cat_rows = run_sql(con, "categories.sql")
     k_cols, k_rows = run_sql(

@@ -16,37 +16,38 @@ from libreyolo_profile.vocabulary import causes_running_ops
 SHOWN = 8
 
 
-def _cap_ms(m: dict, on_cpu: bool) -> float | None:
+def _cap_ms(m, on_cpu: bool) -> float | None:
+    """`m`: the head's metrics, typed (Loaded.head.metrics)."""
     # the causes in which the device (on a CPU, the CPU) executed ops: the most faster ops can take off
-    shares = [m.get(f"blame_{cause}_pct") for cause in causes_running_ops(on_gpu=not on_cpu)]
-    if not m.get("step_ms") or any(s is None for s in shares):
+    shares = [getattr(m, f"blame_{cause}_pct", None) for cause in causes_running_ops(on_gpu=not on_cpu)]
+    if not m.step_ms or any(s is None for s in shares):
         return None
-    cap = m["step_ms"] * sum(shares) / 100
+    cap = m.step_ms * sum(shares) / 100
     # faster device work cannot take the step below the host's recorded work that does not wait on the device
     # (host_work_ms, sql/blame.sql blame_host_floor): what the removal models' floor holds too
-    host_work = None if on_cpu else m.get("host_work_ms")
-    return cap if host_work is None else max(0.0, min(cap, m["step_ms"] - host_work))
+    host_work = None if on_cpu else m.host_work_ms
+    return cap if host_work is None else max(0.0, min(cap, m.step_ms - host_work))
 
 
 def op_at_roofline_document(trace: Path, pct: float) -> dict:
     if not 0 < pct <= 100:
         raise UsageError(f"--op-at-roofline {pct:g}: a share of the roof, more than 0 and at most 100")
     profile = open_profile(trace)
-    doc, m = profile.doc, profile.doc["metrics"]
-    if not m.get("step_ms"):
+    doc, m = profile.doc, profile.head.metrics
+    if not m.step_ms:
         raise UsageError("what-if --op-at-roofline: this profile has no step_ms to project")
     cap = _cap_ms(m, is_cpu_profile(doc))
-    rows = records(*run_sql(profile.con, "what_if_roofline.sql", {"pct": pct, "step_ms": m["step_ms"], "cap_ms": cap}))
+    rows = records(*run_sql(profile.con, "what_if_roofline.sql", {"pct": pct, "step_ms": m.step_ms, "cap_ms": cap}))
     saved = rows[0]["saved_ms"] if rows else 0.0
     return {
         "profile": profile_identity(profile.loaded),
         "model": (
             f"each costed op below {pct:g}% of its roofline takes roofline time ÷ {pct:g}%; the rest keep their time"
         ),
-        "inputs": {"step_ms": m["step_ms"], "pct": pct, "device_bound_ms": cap},
+        "inputs": {"step_ms": m.step_ms, "pct": pct, "device_bound_ms": cap},
         "ops": rows[:SHOWN] if rows else [],
-        "baseline": {"step_ms": m["step_ms"]},
-        "projected": {"step_ms": rows[0]["projected_step_ms"] if rows else m["step_ms"]},
+        "baseline": {"step_ms": m.step_ms},
+        "projected": {"step_ms": rows[0]["projected_step_ms"] if rows else m.step_ms},
         "saved_ms": saved,
         "uncapped_saved_ms": rows[0]["uncapped_ms"] if rows else 0.0,
         "caveat": (
@@ -54,7 +55,7 @@ def op_at_roofline_document(trace: Path, pct: float) -> dict:
             "at the time the blame has the device (CPU: the CPU) executing ops"
             + (
                 ", and never takes the step below the host's work that does not wait on the device (host_work_ms)"
-                if not is_cpu_profile(doc) and m.get("host_work_ms") is not None
+                if not is_cpu_profile(doc) and m.host_work_ms is not None
                 else ""
             )
             + ("" if cap is not None else " — no blame here, so it is not capped")
