@@ -76,3 +76,28 @@ def test_a_profile_without_its_trace_says_so(trace, tmp_path):
     (profile,) = (tmp_path / "project").rglob("profile.json")
     run = run_cli("launches", str(profile))
     assert run.returncode == 2 and "need the trace's events" in run.stderr and "is gone" in run.stderr
+
+
+def test_the_launches_section_is_kept_and_the_trace_read_once(trace, monkeypatch):
+    """The first ask computes the launches section from the trace and keeps it with the profile; a later one, in
+    a profile opened anew, reads what was kept (the parser, broken here, is never called) and answers the same."""
+    import libreyolo_profile as lp
+    import libreyolo_profile.store.decode.parse as parse
+    from libreyolo_profile.readers.launches import SECTION, launch_document
+    from libreyolo_profile.store.disk.kept_sections import kept_section
+
+    shown = trace(_relative(SMALL[0]))
+    p = lp.open(shown)
+    ranks = list(p._timelines.sources)
+    assert all(kept_section(p.doc, SECTION, rank) is None for rank in ranks)
+    first = launch_document(shown)
+    assert all(kept_section(p.doc, SECTION, rank) is not None for rank in ranks)
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("the trace was read again")
+
+    monkeypatch.setattr(parse, "parse_trace", no_parse)
+    assert launch_document(shown) == first
+    again = lp.open(shown)
+    assert again.launch_outliers().fetchall() == p.launch_outliers().fetchall()
+    assert again.queue_length().fetchall() == p.queue_length().fetchall()
