@@ -121,10 +121,10 @@ def test_when_the_cpu_roof_is_in_doubt(tmp_path):
 
     table = tmp_path / "roofline.parquet"
     for beaten, expected in ((0, None), (2, "2 op(s) ran faster than the roof")):
-        # (device_ns, roofline_ns): faster than the roof allows, then slower
+        # (device_us, roofline_us), as the roofline sidecar holds them: faster than the roof allows, then slower
         rows = [(500, 1000)] * beaten + [(2000, 1000)] * 3
         duckdb.sql(
-            f"COPY (SELECT * FROM (VALUES {', '.join(f'({d}, {r})' for d, r in rows)}) AS t(device_ns, roofline_ns)) "
+            f"COPY (SELECT * FROM (VALUES {', '.join(f'({d}, {r})' for d, r in rows)}) AS t(device_us, roofline_us)) "
             f"TO '{table}' (FORMAT parquet)"
         )
         assert common.roof_doubted({"marks": {}}, tmp_path) == expected

@@ -397,7 +397,7 @@ def roof_doubted(doc: dict, directory: Path) -> str | None:
         con = scratch_connection()
         try:
             (beaten,) = con.execute(
-                "SELECT count(*) FROM read_parquet(?) WHERE roofline_ns > device_ns", [str(table)]
+                "SELECT count(*) FROM read_parquet(?) WHERE roofline_us > device_us", [str(table)]
             ).fetchone()
         finally:
             con.close()
