@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from libreyolo_profile.errors import EXIT_NO_PROFILE, ProfileError
-from libreyolo_profile.measure import common, preflight, profiler
+from libreyolo_profile.measure import common, preflight, profiler, train_model
 from libreyolo_profile.measure.common import MeasuredProfile, note
 from libreyolo_profile.measure.dataset import resolve_dataset, too_small_message
 from libreyolo_profile.measure.noise import LoadSampler
@@ -154,7 +154,7 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path, world_size: int = 1) 
 
     amp_active = opts.amp and device.type == "cuda"
     autocast_dtype = torch.float16 if amp_active else None
-    wrapper, model_info, marks, imgsz = _build_model(opts, cfg, device, tmp)
+    wrapper, model_info, marks, imgsz = train_model.build(opts, cfg, device, tmp)
     batch, batch_rule, batch_probe = _pick_batch(
         opts, wrapper, imgsz, device, autocast_dtype, len(cfg["train_img_files"])
     )
@@ -163,7 +163,9 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path, world_size: int = 1) 
     # SyncBatchNorm takes GPU modules only: CPU ranks keep each rank's own BatchNorm statistics
     overrides = {"sync_bn": False} if world_size > 1 and device.type == "cpu" else {}
     # off where it cannot run (the CPU): the trainer is built as the run measures it, said once in settings
-    trainer = _build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides, amp_active)
+    trainer = train_model.build_trainer(
+        opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides, amp=amp_active
+    )
     available = len(trainer.train_loader.dataset)
     if world_size > 1:  # LibreYOLO's DDP path: each rank takes batch // world_size of its share of the data
         batch = trainer.train_loader.batch_size
@@ -190,13 +192,6 @@ def set_up(opts: RunOptions, cfg: dict, device, tmp: Path, world_size: int = 1) 
     )
 
 
-def _build_model(opts: RunOptions, cfg: dict, device, tmp: Path):
-    """As the family's own train() (measure/train_model.py)."""
-    from libreyolo_profile.measure import train_model
-
-    return train_model.build(opts, cfg, device, tmp)
-
-
 def _pick_batch(opts: RunOptions, wrapper, imgsz: int, device, autocast_dtype, images: int):
     """(batch, the rule that picked it): --batch as given, or measured for --batch -1."""
     if not opts.auto_batch:
@@ -214,23 +209,6 @@ def _pick_batch(opts: RunOptions, wrapper, imgsz: int, device, autocast_dtype, i
     note(f"--batch -1 → {batch} ({rule})")
     seed_everything(SEED, device)  # the probe drew from the RNG: start the pipeline where it would have
     return batch, rule, probed
-
-
-def _build_trainer(
-    opts: RunOptions,
-    cfg: dict,
-    wrapper,
-    model_info: dict,
-    batch: int,
-    imgsz: int,
-    device,
-    tmp: Path,
-    overrides: dict,
-    amp: bool,
-):
-    from libreyolo_profile.measure import train_model
-
-    return train_model.build_trainer(opts, cfg, wrapper, model_info, batch, imgsz, device, tmp, overrides, amp=amp)
 
 
 # ---------------------------------------------------------------------------------------------
