@@ -59,41 +59,7 @@ torch.manual_seed(0)
 LibreYOLO9(None, size="t", device="cpu").save("LibreYOLO9t.pt")
 """
 
-PLAIN_RUN = r"""
-import sys, torch, yaml
-from pathlib import Path
-from libreyolo import LibreYOLO9
-from libreyolo.models.yolo9.trainer import YOLO9Trainer
-data, out = Path(sys.argv[1]).resolve(), sys.argv[5]
-steps, batch, imgsz = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-nc = len(yaml.safe_load(data.read_text())["names"])
-torch.manual_seed(0)
-wrapper = LibreYOLO9("LibreYOLO9t.pt", size="t", device="cpu")
-if nc != wrapper.nb_classes:
-    wrapper._rebuild_for_new_classes(nc)
-wrapper.model.enable_aux(weight=0.25)
-trainer = YOLO9Trainer(model=wrapper.model, wrapper_model=wrapper, size="t", num_classes=nc, data=str(data),
-                       batch=batch, imgsz=imgsz, workers=0, device="cpu", project=out, name="plain", exist_ok=True,
-                       amp=False, seed=0)
-trainer.setup()
-trainer.model.train()
-batches = iter(trainer.train_loader)
-for _ in range(steps):
-    try:
-        batch = next(batches)
-    except StopIteration:
-        batches = iter(trainer.train_loader)
-        batch = next(batches)
-    outputs = trainer.on_forward(batch[0], batch[1])
-    trainer.optimizer.zero_grad()
-    outputs["total_loss"].backward()
-    if trainer._should_clip_gradients():
-        trainer._clip_gradients()
-    trainer.optimizer.step()
-    if trainer.ema_model is not None:
-        trainer.ema_model.update(trainer.model)
-    float(outputs["total_loss"].item())
-"""
+PLAIN_TRAIN = Path(__file__).with_name("plain_train.py")
 
 
 @dataclass
@@ -235,7 +201,6 @@ def commands(tmp: Path, data: str, a) -> list[Command]:
     flags += ["--warmup", str(a.warmup), "--workers", "0", "--no-amp"]
     window = min(a.steps, PROFILED_STEPS)
     ours_steps = a.warmup + window + a.steps  # the profiled pass, then --steps replayed without the profiler
-    (tmp / "plain_run.py").write_text(PLAIN_RUN)
     every = [
         Command(
             "ours",
@@ -247,9 +212,7 @@ def commands(tmp: Path, data: str, a) -> list[Command]:
         ),
         Command(
             "plain",
-            python_argv(
-                str(tmp / "plain_run.py"), data, str(ours_steps), str(a.batch), str(a.imgsz), str(tmp / "plain")
-            ),
+            python_argv(str(PLAIN_TRAIN), data, str(ours_steps), str(a.batch), str(a.imgsz), str(tmp / "plain")),
             None,
         ),
     ]

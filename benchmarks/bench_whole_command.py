@@ -53,38 +53,7 @@ for _ in range(int(sys.argv[1])):
     model(libreyolo.SAMPLE_IMAGE, conf=0.25, iou=0.45, max_det=300)
 """
 
-PLAIN_RUN = r"""
-import sys, torch, yaml
-from pathlib import Path
-from libreyolo import LibreYOLO9
-from libreyolo.models.yolo9.trainer import YOLO9Trainer
-data, steps, batch, out = Path(sys.argv[1]).resolve(), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-nc = len(yaml.safe_load(data.read_text())["names"])
-torch.manual_seed(0)
-wrapper = LibreYOLO9("LibreYOLO9t.pt", size="t", device="cpu")
-# as LibreYOLO9.train() before its trainer: the class head for the dataset's nc, the PGI aux branch
-# (aux_weight 0.25, its default), which adds ~60% to a step's work here
-if nc != wrapper.nb_classes:
-    wrapper._rebuild_for_new_classes(nc)
-wrapper.model.enable_aux(weight=0.25)
-trainer = YOLO9Trainer(model=wrapper.model, wrapper_model=wrapper, size="t", num_classes=nc, data=str(data),
-                       batch=batch, imgsz=320, workers=0, device="cpu", project=out, name="plain", exist_ok=True,
-                       amp=False, seed=0)
-trainer.setup()
-trainer.model.train()
-batches = iter(trainer.train_loader)
-for _ in range(steps):
-    batch = next(batches)
-    outputs = trainer.on_forward(batch[0], batch[1])
-    trainer.optimizer.zero_grad()
-    outputs["total_loss"].backward()
-    if trainer._should_clip_gradients():
-        trainer._clip_gradients()
-    trainer.optimizer.step()
-    if trainer.ema_model is not None:
-        trainer.ema_model.update(trainer.model)
-    float(outputs["total_loss"].item())
-"""
+PLAIN_TRAIN = Path(__file__).with_name("plain_train.py")
 
 
 def builtin(*args: str) -> list[str]:
@@ -108,7 +77,6 @@ def infer_commands(tmp: Path) -> list[Command]:
 
 
 def run_commands(tmp: Path, warmup: int, steps: int) -> list[Command]:
-    (tmp / "plain_run.py").write_text(PLAIN_RUN)
     data = str(REPO / "fixtures" / "synth3.yaml")
     if (warmup + steps) * BATCH > FIXTURE_TRAIN_IMAGES:  # one pass must hold them: a bigger set, made the same way
         maker = [str(REPO / "fixtures" / "make_dataset.py"), "--out", str(tmp), "--name", "synth_big"]
@@ -126,7 +94,7 @@ def run_commands(tmp: Path, warmup: int, steps: int) -> list[Command]:
         Command("builtin", builtin("profile", "run", data, *flags, "--project", str(tmp / "builtin")), tmp, OFFLINE),
         Command(
             "plain",
-            python_argv(str(tmp / "plain_run.py"), data, str(warmup + steps), str(BATCH), str(tmp / "plain")),
+            python_argv(str(PLAIN_TRAIN), data, str(warmup + steps), str(BATCH), "320", str(tmp / "plain")),
             tmp,
             OFFLINE,
         ),
