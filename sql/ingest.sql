@@ -231,14 +231,28 @@ closing AS (
     GROUP BY s.step, s.start_ns, s.host_end_ns
 ),
 last_step AS (SELECT * FROM closing ORDER BY start_ns DESC, step DESC LIMIT 1),
+others AS (SELECT coalesce(max(closing_ns), 0) AS ns FROM closing WHERE step <> (SELECT step FROM last_step)),
 excess AS (
-    SELECT l.step, l.start_ns, l.host_end_ns,
-           greatest(l.closing_ns - coalesce((SELECT max(closing_ns) FROM closing WHERE step <> l.step), 0), 0) AS ns
-    FROM last_step l
+    SELECT l.step, l.start_ns, l.host_end_ns, greatest(l.closing_ns - o.ns, 0) AS ns,
+           -- the host's next record after the step's last work is the closing wait: one that lasts to within
+           -- what every other step has at its close of the step's end, or starts past it (nothing recorded until
+           -- the closing synchronize). Another record, a wait the step goes on long after, or none at all (the
+           -- trace just ends) leaves the stretch in the step
+           coalesce((SELECT is_wait AND ts + dur >= l.host_end_ns - o.ns FROM (
+                         SELECT ts, dur, FALSE AS is_wait FROM ev
+                         WHERE kind IN ('op', 'python') OR (kind = 'annotation' AND name NOT LIKE 'ProfilerStep#%')
+                         UNION ALL
+                         SELECT ts, dur, (role = 'sync' AND regexp_matches(name, '(?i)synchronize'))
+                                    OR regexp_matches(name, '(?i)^(cu|cuda|hip)(event|stream)query$')
+                         FROM runtime_calls) h
+                     WHERE h.ts >= l.host_end_ns - l.closing_ns
+                     ORDER BY h.ts, h.is_wait DESC LIMIT 1), FALSE) AS closed_by_wait
+    FROM last_step l, others o
 ),
 tail AS (
     SELECT step, host_end_ns,
-           CASE WHEN ns > 0 AND ns * 100 >= verdict_threshold('drain_unrecorded_pct') * (host_end_ns - ns - start_ns)
+           CASE WHEN closed_by_wait AND ns > 0
+                     AND ns * 100 >= verdict_threshold('drain_unrecorded_pct') * (host_end_ns - ns - start_ns)
                 THEN ns ELSE 0 END AS tail_ns
     FROM excess
 )

@@ -340,8 +340,24 @@ def _without_closing_tail(events: list[dict], steps: list[tuple[int, int]]) -> l
         last = reach[started - 1] if started else start
         return end - max(start, min(end, last))
 
-    excess = max(closing(*steps[-1]) - max((closing(*step) for step in steps[:-1]), default=0), 0)
+    others = max((closing(*step) for step in steps[:-1]), default=0)
+    excess = max(closing(*steps[-1]) - others, 0)
     start, end = steps[-1]
+    # only where the host's next record after the last work is the closing wait (a synchronize or poll lasting to
+    # within `others` of the step's end, or starting past it); another record, or the trace's end, leaves it in
+    # the step
+    since = end - closing(start, end)
+    host = sorted(
+        (e["ts"], not (e["kind"] == "runtime" and _WAITS.search(e["name"]) and e["ts"] + e["dur"] >= end - others))
+        for e in events
+        if e["ts"] >= since
+        and (
+            e["kind"] in ("op", "python", "runtime")
+            or (e["kind"] == "annotation" and not e["name"].startswith("ProfilerStep#"))
+        )
+    )
+    if not host or host[0][1]:
+        excess = 0
     # under 5% of the step it would leave (sql/verdict_thresholds.sql drain_unrecorded_pct) it is the step's own
     tail = excess if excess * 100 >= DRAIN_UNRECORDED_PCT * (end - excess - start) else 0
     return steps[:-1] + [(start, end - tail)]

@@ -159,7 +159,9 @@ def test_a_closing_stretch_under_five_percent_of_the_step_is_its_own_overhead(tm
     # one step [0,100): its work ends with the autograd op at 55 and the GEMM [20,50), then 45 µs of nothing: 45 µs
     # is 82% of the 55 µs it would leave, so it is cut; a step [0,1000) whose work (aten::mm [0,980)) ends 20 µs
     # before its end keeps them: 20 µs is 2% of the 980 µs it would leave (drain_unrecorded_pct 5%)
-    cut = _metrics(write_trace(tmp_path / "cut.json", _step(0, 1), [A100]))
+    # (closed by the closing cudaDeviceSynchronize [98,100): with no closing wait the stretch is the step's own)
+    cut = _metrics(write_trace(tmp_path / "cut.json", _step(0, 1) + [runtime("cudaDeviceSynchronize", 98, 2)], [A100]))
+    assert _metrics(write_trace(tmp_path / "no_wait.json", _step(0, 1), [A100]))["drain_unrecorded_ms"] == 0
     assert cut["drain_unrecorded_ms"] == approx(0.045) and cut["step_ms"] == approx(0.055)
     kept = [
         annotation("ProfilerStep#1", 0, 1000),
@@ -212,7 +214,7 @@ def closing_tail(path) -> dict:
     }
     host_cats = {"python_function", "user_annotation", "cpu_op", "operator"}
     wait = re.compile(r"(?i)(synchronize|^(cu|cuda|hip)(event|stream)query$)")
-    steps, work, host_starts = [], [], []
+    steps, work, host_starts, host_records = [], [], [], []
     for e in events:
         if not isinstance(e, dict) or "ts" not in e or ns(e["ts"]) is None:
             continue
@@ -228,6 +230,8 @@ def closing_tail(path) -> dict:
             work.append((ts, ts + dur))
         if cat in runtime_cats or (e.get("ph") == "X" and cat in {"python_function", "cpu_op", "operator"}):
             host_starts.append(ts)
+        if cat in runtime_cats or (e.get("ph") == "X" and cat in host_cats):  # (ts, its end, is not a wait)
+            host_records.append((ts, ts + dur, not (cat in runtime_cats and wait.search(name))))
     # a step inside which no host work starts is dropped, unless no step has any (then all are kept)
     steps = sorted(set(s for s in steps if any(s[0] <= t < s[1] for t in host_starts)) or set(steps))
     if not steps:
@@ -239,7 +243,13 @@ def closing_tail(path) -> dict:
     start, end = steps[-1]
     # only what exceeds every other step's closing stretch: what each step has at its close stays in it; and an
     # excess under drain_unrecorded_pct of the step it leaves is the step's own closing overhead
-    excess = max(closing(start, end) - max((closing(*step) for step in steps[:-1]), default=0), 0)
+    others = max((closing(*step) for step in steps[:-1]), default=0)
+    excess = max(closing(start, end) - others, 0)
+    # and only where the host's next record after the step's last work is the closing wait (lasting to within
+    # `others` of the step's end, or starting past it): another record, or none (the trace ends), leaves it in the step
+    after = sorted(r for r in host_records if r[0] >= end - closing(start, end))
+    if not after or after[0][2] or after[0][1] < end - others:  # no wait next, or one the step goes on long after
+        excess = 0
     tail = excess if excess * 100 >= thresholds()["drain_unrecorded_pct"] * (end - excess - start) else 0
     return {
         "first_start_ns": steps[0][0],
