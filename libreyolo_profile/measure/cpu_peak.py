@@ -121,7 +121,7 @@ def reprobe(cpu_model: str, roof: dict, why: str) -> dict:
         kept = _Roof(
             **best,
             threads=measured["threads"],
-            method=f"the higher of an earlier roof and a probe after a measurement ({why}); that probe: "
+            method=f"measured: the higher of an earlier roof and a probe after a measurement ({why}); that probe: "
             + measured["method"],
             measured_at=now,
             **spreads,

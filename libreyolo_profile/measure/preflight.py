@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
-from libreyolo_profile.measure import adapter
+from libreyolo_profile.measure import adapter, ranks
 from libreyolo_profile.measure.dataset import dataset_not_found
 
 # device files and directories a GPU driver makes: any one of them and torch is asked
@@ -38,6 +38,8 @@ def check_infer(opts) -> None:
 
 
 def check_run(opts) -> None:
+    if "," in str(opts.device):
+        ranks.listed_gpus(opts.device)  # a list that is none says so before whether CUDA is here
     for device in str(opts.device).strip().strip("[]").split(","):  # a DDP job lists its GPUs
         check_device(device, shown=opts.device)
     check_weights(opts.weights, opts.size)
@@ -89,7 +91,7 @@ def check_weights(weights: str, size: str) -> None:
     looked = Path(weights).expanduser()
     where = str(looked) if looked.is_absolute() else f"{looked} and {Path('weights') / looked}"
     raise UsageError(
-        f"--weights {weights}: no such file (looked at {where}), and not a LibreYOLO weights name "
+        f"--weights {weights}: no such file (looked at {where}), and not a LibreYOLO detection weights name "
         f"(e.g. {adapter.DEFAULT_WEIGHTS}); pass a checkpoint path or a name LibreYOLO publishes"
     )
 

@@ -44,15 +44,22 @@ def rank_devices(device: str, nproc: int) -> list[str] | None:
                 f"--nproc {nproc} starts CPU ranks (--device cpu); for GPU ranks list the GPUs: --device 0,1"
             )
         return ["cpu"] * nproc if nproc > 1 else None
-    parts = [p.strip().removeprefix("cuda:") for p in raw.split(",")]
-    if not all(p.isdigit() for p in parts):
-        raise UsageError(f"--device {device}: a list of GPU indices (0,1) or cuda:N, one per rank")
-    if len(set(parts)) != len(parts):
-        raise UsageError(f"--device {device}: a GPU listed twice (one rank per GPU)")
+    parts = listed_gpus(device)
     if nproc not in (1, len(parts)):
         raise UsageError(f"--device {device} makes {len(parts)} ranks; --nproc {nproc} says otherwise")
     _check_gpus([int(p) for p in parts], device)
     return [f"cuda:{p}" for p in parts]
+
+
+def listed_gpus(device: str) -> list[str]:
+    """The GPU indices a `--device 0,1` list names; exit 2 for a list that is not one (before torch is imported:
+    measure/preflight.py asks first)."""
+    parts = [p.strip().removeprefix("cuda:") for p in str(device).strip().lower().strip("[]").split(",")]
+    if not all(p.isdigit() for p in parts):
+        raise UsageError(f"--device {device}: a list of GPU indices (0,1) or cuda:N, one per rank")
+    if len(set(parts)) != len(parts):
+        raise UsageError(f"--device {device}: a GPU listed twice (one rank per GPU)")
+    return parts
 
 
 def _check_gpus(indices: list[int], spec: str) -> None:
