@@ -26,8 +26,9 @@ from libreyolo_profile.metric_catalog import METRICS, metric_sql_type
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 Count = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 # an integer stays an integer and a float a float, as the JSON has them, so a field read by attribute is the
-# value the file holds (a float field would turn 10 into 10.0); never a bool or a string
-Number = int | float
+# value the file holds (a float field would turn 10 into 10.0); never a bool or a string, and never an integer
+# past int64, which no figure of ours is and which turns into an infinity in arithmetic
+Number = Int64 | float
 Text = Annotated[str, msgspec.Meta(max_length=1 << 20)]
 Kind = Literal["train", "infer"]
 
