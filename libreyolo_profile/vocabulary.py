@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import zlib
 from functools import cache
@@ -81,9 +82,15 @@ def _module_rows(module: str) -> dict[str, list[dict]]:
     for path in paths:  # another version's file stays: two installs sharing a cache must not evict each other's
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            temporary.write_text(found, encoding="utf-8")
-            os.replace(temporary, path)  # readers see the whole file or none
+            # a fresh name opened exclusively: a planted symlink or a concurrent process cannot take it over
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out:
+                    out.write(found)
+                os.replace(temporary, path)  # readers see the whole file or none
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
             break
         except OSError:
             continue
