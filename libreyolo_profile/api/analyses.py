@@ -48,7 +48,7 @@ def diff_relation(before, after, what: str):
     """Per op (what="ops") or kernel ("kernels"), the change from `before` to `after` (opened profiles), the
     rows `compare --ops/--kernels` prints (sql/compare_items.sql), the largest change first."""
     from libreyolo_profile.connections import scratch_connection
-    from libreyolo_profile.readers.compare_items import shown_rank
+    from libreyolo_profile.readers.compare_items import item_params, shown_rank
     from libreyolo_profile.store.disk.loader import sidecar_dir
 
     if what not in DIFFS:
@@ -57,17 +57,11 @@ def diff_relation(before, after, what: str):
         (side, str(sidecar_dir(p.loaded) / f"{what}.parquet"), shown_rank(p.loaded))
         for side, p in (("before", before), ("after", after))
     ]
-    params = {
-        "side": [s for s, _, _ in sources],
-        "source": [f for _, f, _ in sources],
-        "rank": [r for _, _, r in sources],
-        "files": list(dict.fromkeys(f for _, f, _ in sources)),
-    }
     con = scratch_connection()
     try:
         with warnings.catch_warnings():  # the module's last statement is the answer: its rows, once, as Arrow
             warnings.simplefilter("ignore", UserWarning)
-            table = run_module(con, DIFFS[what], params).to_arrow_table()
+            table = run_module(con, DIFFS[what], item_params(sources)).to_arrow_table()
     finally:
         con.close()
     return arrow_relation(table, f"{what}_diff")

@@ -38,15 +38,9 @@ def item_changes(what: str, before: list[Loaded], after: list[Loaded]) -> dict:
         for side, members in (("before", before), ("after", after))
     }
     sources = [(side, file, rank) for side, files in sides.items() for file, rank in files.items()]
-    params = {
-        "side": [side for side, _, _ in sources],
-        "source": [file for _, file, _ in sources],
-        "rank": [rank for _, _, rank in sources],
-        "files": list(dict.fromkeys(file for _, file, _ in sources)),
-    }
     con = scratch_connection()
     try:
-        rows = records(*run_sql(con, ITEMS[what], params))
+        rows = records(*run_sql(con, ITEMS[what], item_params(sources)))
     finally:
         con.close()
     n_before, n_after = len(sides["before"]), len(sides["after"])
@@ -68,3 +62,13 @@ def requested_changes(items: tuple[str, ...], before: list[Loaded], after: list[
     """{"ops": …, "kernels": …} for compare's document: each requested kind's changes (a kind not asked for
     is absent, so a comparison without --ops/--kernels is the document it always was)."""
     return {what: item_changes(what, before, after) for what in ITEMS if what in items}
+
+
+def item_params(sources: list[tuple[str, str, int | None]]) -> dict:
+    """sql/compare_items.sql's parameters from (side, sidecar file, rank) per profile; each file read once."""
+    return {
+        "side": [side for side, _, _ in sources],
+        "source": [file for _, file, _ in sources],
+        "rank": [rank for _, _, rank in sources],
+        "files": list(dict.fromkeys(file for _, file, _ in sources)),
+    }
