@@ -150,7 +150,7 @@ def test_the_roof_is_the_best_probe_with_the_spread_said(monkeypatch):
 
 
 def test_a_reprobe_that_beats_the_roof_raises_and_remembers_it(probes, private_cache):
-    """After a measurement that doubts its roof (issue 50): a full probe, the roof the higher of the two per
+    """After a measurement that doubts its roof (issue 50): a short probe, the roof the higher of the two per
     figure, remembered where raised, and the profile told when, why and what the probe read."""
     roof = cpu_peak.cpu_peak(CPU)
     lower = {**roof, "fp32_tflops": FIGURES["fp32_tflops"] / 2}  # a roof probed on a busy machine

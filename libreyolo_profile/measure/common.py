@@ -408,6 +408,10 @@ def roof_doubted(doc: dict, directory: Path) -> str | None:
     return None
 
 
+def _roof_figures(roof: dict) -> tuple:
+    return roof.get("fp32_tflops"), roof.get("tb_per_s"), roof.get("null_reason")
+
+
 def _reprobed(env: dict, why: str) -> dict:
     from libreyolo_profile.measure.cpu_peak import reprobe
 
@@ -449,7 +453,7 @@ def publish(
     op ran faster than the roof (the profile is then analysed again with the roof probed now)."""
     from functools import partial
 
-    from libreyolo_profile.store.disk.writer import write_profile
+    from libreyolo_profile.store.disk.writer import analyse_trials, write_profile
 
     wanted = Path(out_dir)
     for trial in trials:  # trials measured here, not handed over by a trial's own process
@@ -472,12 +476,16 @@ def publish(
         marks=marks,
     )
     with status(f"analysing {len(trials)} trial trace(s) and writing {wanted}/profile.json"):
-        doc, written = write(wanted, environment=env, exist_ok=exist_ok)
+        analyses = analyse_trials(trials, kind, keep_trace, env.get("cpu_peak"))
+        doc, written = write(wanted, environment=env, exist_ok=exist_ok, analyses=analyses)
     after = roof_doubted(doc, Path(written)) if on_cpu and not busy else None
     if after:
-        env["cpu_peak"] = _reprobed(env, after)
-        with status(f"the CPU roof probed again ({after}): analysing again"):
-            doc, written = write(Path(written), environment=env, exist_ok=True)
+        roof, env["cpu_peak"] = env["cpu_peak"], _reprobed(env, after)
+        if _roof_figures(env["cpu_peak"]) != _roof_figures(roof):  # a raised roof changes the roofline: again
+            with status(f"the CPU roof probed again ({after}) and raised: analysing again"):
+                analyses = analyse_trials(trials, kind, keep_trace, env["cpu_peak"])
+        # a roof kept as it was changes only what the profile says of it: the same analyses, written again
+        doc, written = write(Path(written), environment=env, exist_ok=True, analyses=analyses)
     if written != wanted:
         note(f"{wanted} is taken and was kept; this profile went to {written} (--exist-ok replaces it instead)")
     return MeasuredProfile(Path(written), doc)

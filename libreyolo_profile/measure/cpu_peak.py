@@ -15,7 +15,9 @@ busy machine), the roof is measured again.
 After a measured profile's analysis the roof is probed again (`reprobe`, measure/common.py decides when:
 the measurement was marked noisy or contended, or an op ran faster than the roof). The roof is the best the
 machine reaches, so it becomes the higher of the two per figure, remembered when the new probe raised it;
-the profile records the re-probe, its figures and why (environment.cpu_peak.reprobed)."""
+the profile records the re-probe, its figures and why (environment.cpu_peak.reprobed). That probe is one
+short round (REPROBE_REPEATS): it can only raise the roof, so it needs no spread, and a machine busy enough
+to ask for it would make the full probe slowest exactly when the measurement already was."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ MATMUL_N = 1024  # 2·n³ = 2.1 GFLOP per product: tens of ms on a laptop core, 
 COPY_MIB = 64  # past every cache level of common CPUs: the copy runs at memory bandwidth
 PROBES = 5  # short probes, each the best of REPEATS // PROBES repeats
 REPEATS = 20
+REPROBE_REPEATS = 3  # the re-probe after a measurement: one probe, the best of 3 (~0.2 s on a 2-core CPU)
 REMEMBERED_HOURS = 24
 BUSY_SPREAD_PCT = 20  # probes this far apart were not measured on a quiet machine: the method says so
 _VERSION = "2"  # of the key and the entry: bump when either changes
@@ -75,14 +78,14 @@ def cpu_peak(cpu_model: str) -> dict:
 
 
 def reprobe(cpu_model: str, roof: dict, why: str) -> dict:
-    """`roof` (a cpu_peak() answer) after a full probe now, because `why`: each figure the higher of the two,
+    """`roof` (a cpu_peak() answer) after a short probe now, because `why`: each figure the higher of the two,
     the new figures remembered where they raised it, and `reprobed` saying when, why and what the probe read."""
     import torch
 
     from libreyolo_profile.measure.remembered import entry_path, write_entry
 
     now = time.time()
-    measured = measure_cpu_peak()
+    measured = measure_cpu_peak(probes=1, repeats=REPROBE_REPEATS)
     if "null_reason" in measured:
         return dict(roof, reprobed={"why": why, "at": _utc(now), "null_reason": measured["null_reason"]})
     record = {
@@ -110,14 +113,8 @@ def reprobe(cpu_model: str, roof: dict, why: str) -> dict:
         )
     )
     if raised:
-        spreads = {
-            "fp32_spread_pct": measured["fp32_spread_pct"]
-            if "fp32_tflops" in raised
-            else roof.get("fp32_spread_pct", 0.0),
-            "copy_spread_pct": measured["copy_spread_pct"]
-            if "tb_per_s" in raised
-            else roof.get("copy_spread_pct", 0.0),
-        }
+        # one probe has no spread of its own: the earlier roof's stays the margin a later quick check must beat
+        spreads = {k: max(measured[k], roof.get(k, 0.0)) for k in ("fp32_spread_pct", "copy_spread_pct")}
         kept = _Roof(
             **best,
             threads=measured["threads"],

@@ -69,6 +69,18 @@ def _linked(source: Path, dest: Path) -> bool:
     return True
 
 
+def analyse_trials(trials: list[TrialCapture], kind: str, keep_trace: bool, cpu_peak: dict | None) -> list[dict]:
+    """Each trial's trace analysed against the CPU roof `cpu_peak`; the last one's kept sections (a report's
+    timeline) computed in the same pass where its trace is kept."""
+    asked = ASKED.get() if keep_trace else ()
+    return [
+        analyse_trace(
+            t.trace_path, kind, t.images_per_step, cpu_peak=cpu_peak, sections=asked if t is trials[-1] else ()
+        )
+        for t in trials
+    ]
+
+
 def write_profile(
     out_dir: Path,
     *,
@@ -81,20 +93,13 @@ def write_profile(
     model: dict,
     marks: dict,
     exist_ok: bool = False,
+    analyses: list[dict] | None = None,
 ) -> tuple[dict, Path]:
-    """Analyse every trial's trace and publish the profile into `out_dir` (or the next free name
-    beside it, unless exist_ok); returns the document and the directory it went to."""
-    asked = ASKED.get() if keep_trace else ()  # kept sections (a report's timeline) of the trace kept: the last
-    analyses = [
-        analyse_trace(
-            t.trace_path,
-            kind,
-            t.images_per_step,
-            cpu_peak=environment.get("cpu_peak"),
-            sections=asked if t is trials[-1] else (),
-        )
-        for t in trials
-    ]
+    """Analyse every trial's trace (unless `analyses`, analyse_trials' answer for the same trials and roof, is
+    handed over) and publish the profile into `out_dir` (or the next free name beside it, unless exist_ok);
+    returns the document and the directory it went to."""
+    if analyses is None:
+        analyses = analyse_trials(trials, kind, keep_trace, environment.get("cpu_peak"))
     device_type = "cpu" if str(settings.get("device", "")).startswith("cpu") else None
     doc = build_document(
         analyses,
