@@ -2,8 +2,8 @@
 
 Each command hands its validated arguments to one module (a reader in `readers/`, a writer in
 `measure/`) and imports it lazily, so a reader never pays for torch or libreyolo. The group is built here;
-the arguments of `run`/`infer` live in cli_measure.py, of `query`/`db`/`import` in cli_crossrun.py and of
-`roofline` in cli_roofline.py, and are registered below in the order --help lists them.
+the arguments of `run`/`infer` live in cli_measure.py and of `query`/`db`/`import` in cli_crossrun.py, and are
+registered below in the order --help lists them.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from libreyolo_profile.cli_errors import first_paragraph as _first_paragraph
 from libreyolo_profile.cli_errors import stopped as _stopped
 from libreyolo_profile.cli_help import JSON_HELP, TRACE_HELP, WHAT_IF_HELP
 from libreyolo_profile.cli_measure import infer_cmd, run_cmd
-from libreyolo_profile.cli_roofline import ROOFLINE_WHAT_IF_HELP, roofline_cmd, what_if_at_roofline
-from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError
+from libreyolo_profile.errors import EXIT_UNANALYSABLE, EXIT_USAGE, ProfileError, UsageError
 from libreyolo_profile.output.textsafe import write_error
 from libreyolo_profile.stopping import EXIT_TERMINATED, Terminated
 
@@ -302,12 +301,23 @@ def what_if_cmd(
     trace: Path = typer.Argument(..., help=TRACE_HELP),
     remove_category: Optional[str] = typer.Option(None, help="kernel category to remove, e.g. elementwise"),
     remove_launches: Optional[int] = typer.Option(None, help="number of launches per step to remove"),
-    op_at_roofline: Optional[float] = typer.Option(None, "--op-at-roofline", metavar="PCT", help=ROOFLINE_WHAT_IF_HELP),
+    op_at_roofline: Optional[float] = typer.Option(
+        None,
+        "--op-at-roofline",
+        metavar="PCT",
+        help="project the step if every costed op ran at PCT% of its roofline (0 < PCT ≤ 100)",
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Estimate what removing work would buy, by the model the profile's verdict picks."""
-    if op_at_roofline is not None:  # a projection of its own (cli_roofline.py)
-        return what_if_at_roofline(trace, op_at_roofline, remove_category, remove_launches, as_json)
+    if op_at_roofline is not None:  # a projection of its own, not combined with the removal models
+        from libreyolo_profile.readers import what_if_roofline
+
+        if remove_category is not None or remove_launches is not None:
+            raise UsageError(
+                "--op-at-roofline is a projection of its own: leave out --remove-category/--remove-launches"
+            )
+        return what_if_roofline.print_op_at_roofline(trace, op_at_roofline, as_json)
     from libreyolo_profile.readers import what_if
 
     what_if.print_what_if(trace, remove_category=remove_category, remove_launches=remove_launches, as_json=as_json)
@@ -337,6 +347,21 @@ def report_cmd(
     from libreyolo_profile.readers import report
 
     report.write_report_file(trace, out=out, vs=vs, as_json=as_json, force=force)
+
+
+@app.command("roofline")
+def roofline_cmd(
+    trace: Path = typer.Argument(..., help=TRACE_HELP),
+    top: int = typer.Option(20, help="show the top N op shapes by device time"),
+    op: Optional[str] = typer.Option(
+        None, "--op", metavar="REGEX", help="only ops whose name matches this regular expression"
+    ),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Per op and shape: FLOPs and bytes per call, achieved TFLOP/s and TB/s, and % of the device's roofline."""
+    from libreyolo_profile.readers import roofline
+
+    roofline.print_roofline(trace, top=top, op=op, as_json=as_json)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,6 +431,3 @@ def _run_command(args: list[str], prog: str, as_json: bool):
             f"{type(exc).__name__}: {_first_paragraph(exc)} (set LIBREYOLO_PROFILE_DEBUG=1 for the traceback)",
             EXIT_UNANALYSABLE,
         )
-
-
-app.command("roofline")(roofline_cmd)  # its arguments live in cli_roofline.py, which keeps this file short
