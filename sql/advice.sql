@@ -89,19 +89,21 @@ WITH w AS (SELECT steps, (SELECT avg(end_ns - start_ns) FROM blame_windows) AS s
 infer AS (SELECT kind = 'infer' AS yes FROM profile_kind),
 on_gpu AS (SELECT EXISTS (SELECT 1 FROM placed_activity) AS yes),
 blamed AS (SELECT cause, sum(ns) / (SELECT steps FROM w) AS ns FROM blame_rows GROUP BY cause),
+-- the blame's pieces of the causes whose time a rule's work held (interval_time_covered)
+memory_bound_pieces AS (SELECT s, e FROM blame_pieces WHERE cause = 'memory_bound'),
+gemm_conv_pieces AS (SELECT s, e FROM blame_pieces WHERE cause = 'gemm_conv'),
+sync_bubble_pieces AS (SELECT s, e FROM blame_pieces WHERE cause = 'sync_bubble'),
 ops AS (SELECT name, count(*) AS calls, sum(self_ns) AS self_ns FROM placed_ops WHERE step IS NOT NULL GROUP BY name),
 op_self AS (SELECT sum(self_ns) AS ns FROM placed_ops WHERE step IS NOT NULL),
 -- BatchNorm at inference: its ops still run, so it was not folded into the convolutions. The saving: on a CPU
 -- the normalising ops' own time (folding removes them; the convolutions cost the same); on a GPU the time its
 -- kernels held the device with no GEMM/conv beside them (the memory_bound blame pieces they cover)
 bn_kernels AS (
-    SELECT 1 AS grp, ts AS s, ts + dur AS e FROM placed_activity
+    SELECT ts AS s, ts + dur AS e FROM placed_activity
     WHERE kind = 'kernel' AND category = 'norm' AND regexp_matches(name, '(?i)(batch_?norm|bn_fw|bn_bw|\bbn_)')
 ),
 bn_held AS (
-    SELECT coalesce(sum(interval_overlap_length(p.s, p.e, u.s, u.e)), 0) / (SELECT steps FROM w) AS ns
-    FROM blame_pieces p JOIN interval_union(bn_kernels) u ON p.s < u.e AND u.s < p.e
-    WHERE p.cause = 'memory_bound'
+    SELECT covered / (SELECT steps FROM w) AS ns FROM interval_time_covered(memory_bound_pieces, bn_kernels)
 ),
 batchnorm AS (
     SELECT 'batchnorm_not_folded' AS rule,
@@ -195,12 +197,10 @@ gemm_kernels AS (
     SELECT name, device, tensorcore, sum(dur) AS ns FROM placed_activity WHERE kind = 'kernel' AND category = 'gemm' GROUP BY ALL
 ),
 off_tc_spans AS (
-    SELECT 1 AS grp, ts AS s, ts + dur AS e FROM placed_activity WHERE kind = 'kernel' AND category = 'gemm' AND NOT tensorcore
+    SELECT ts AS s, ts + dur AS e FROM placed_activity WHERE kind = 'kernel' AND category = 'gemm' AND NOT tensorcore
 ),
 off_tc_held AS (
-    SELECT coalesce(sum(interval_overlap_length(p.s, p.e, u.s, u.e)), 0) / (SELECT steps FROM w) AS ns
-    FROM blame_pieces p JOIN interval_union(off_tc_spans) u ON p.s < u.e AND u.s < p.e
-    WHERE p.cause = 'gemm_conv'
+    SELECT covered / (SELECT steps FROM w) AS ns FROM interval_time_covered(gemm_conv_pieces, off_tc_spans)
 ),
 off_tc_peaks AS (
     SELECT max(tflops) FILTER (WHERE peak_class = 'fp32') AS fp32,
@@ -232,11 +232,9 @@ fp32_conv AS (
 -- copies whose host call blocked the host (sql/blame.sql blame_copy_calls: pageable memory on either side, a
 -- synchronous copy, or a call that returned only once its copy had finished), per direction and memory; the
 -- saving: the time they held the step while the device idled (their share of the sync_bubble pieces)
-blocking_copy_spans AS (SELECT 1 AS grp, call_start_ns AS s, call_end_ns AS e FROM blame_copy_calls WHERE blocks),
+blocking_copy_spans AS (SELECT call_start_ns AS s, call_end_ns AS e FROM blame_copy_calls WHERE blocks),
 copy_held AS (
-    SELECT coalesce(sum(interval_overlap_length(p.s, p.e, u.s, u.e)), 0) / (SELECT steps FROM w) AS ns
-    FROM blame_pieces p JOIN interval_union(blocking_copy_spans) u ON p.s < u.e AND u.s < p.e
-    WHERE p.cause = 'sync_bubble'
+    SELECT covered / (SELECT steps FROM w) AS ns FROM interval_time_covered(sync_bubble_pieces, blocking_copy_spans)
 ),
 copy_kinds AS (
     SELECT direction, memory, pinned, count(DISTINCT event_id) AS calls, sum(bytes) AS bytes

@@ -39,6 +39,27 @@ CREATE OR REPLACE TEMP MACRO interval_union(tbl) AS TABLE
 WITH covering AS (SELECT grp, s, e FROM query_table(tbl) WHERE e > s)
 SELECT grp, island, min(s) AS s, max(e) AS e FROM interval_islands(covering) GROUP BY grp, island;
 
+-- interval_time_covered: the time the intervals of `tbl` (s, e) cover within the intervals of `pieces` (s, e),
+-- summed over the pieces (time two pieces share counts twice), in their unit: the sum of interval_overlap_length
+-- of every piece with every island of tbl's union. Each piece's ends are looked up (ASOF) in the islands'
+-- running total, one ordered pass: joining every piece to every island it overlaps (a range join) took
+-- ~0.12 CPU-s for 22,000 pieces against 2,100 islands where this takes ~0.01.
+CREATE OR REPLACE TEMP MACRO interval_time_covered(pieces, tbl) AS TABLE
+WITH covering_spans AS (SELECT 1 AS grp, s, e FROM query_table(tbl)),
+-- each island with the time the islands before it cover
+covering_islands AS (
+    SELECT s, e, sum(e - s) OVER (ORDER BY s ROWS UNBOUNDED PRECEDING) - (e - s) AS before
+    FROM interval_union(covering_spans)
+),
+-- a piece's covered time is the time covered before its end less the time covered before its start
+piece_ends AS (
+    SELECT s AS t, -1 AS sign FROM query_table(pieces) WHERE e > s
+    UNION ALL
+    SELECT e, 1 FROM query_table(pieces) WHERE e > s
+)
+SELECT coalesce(sum(p.sign * (i.before + least(p.t, i.e) - i.s)), 0) AS covered
+FROM piece_ends p ASOF JOIN covering_islands i ON p.t >= i.s;
+
 -- interval_coverage: per grp, the time the intervals of `tbl` (grp, label, s, e) cover, cut at every edge
 -- into pieces (grp, s, e), each with how many labels cover it (`labels`) and the first of them in label
 -- order (`first_label`): the winner where labels are priorities, the one running alone where labels = 1.
