@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli  # the shared conftest also gives every test its own cache
+from conftest import require_module, run_cli  # the shared conftest also gives every test its own cache
 
 from libreyolo_profile.store.decode.trace_check import check_events, check_trace
 
@@ -130,71 +130,90 @@ def test_real_traces_clean_and_not(trace):
     assert all(o["overhang_ns"] > 0 for o in noisy.partial_overlaps)
 
 
-@pytest.mark.slow
-def test_measured_profile_trace_opens_cleanly(tmp_path):
-    """The trace `infer` writes (torch's export of our capture) has no partial overlaps."""
+def _measured_trace(tmp_path_factory, *args: str) -> Path:
+    """The trace a measurement (`infer` or `run`) writes, in a folder and reader cache of its own (a module's
+    fixture runs before the test's private cache is set)."""
+    folder = tmp_path_factory.mktemp(args[0])
     result = run_cli(  # forked from the worker's warm parent: the entry `python -m libreyolo_profile` runs
-        "infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "3", "--no-overhead",
-        "--project", str(tmp_path / "runs"), "--json",
-        cwd=tmp_path, timeout=240,
+        *args, "--device", "cpu", "--no-overhead", "--project", str(folder / "runs"), "--json",
+        cwd=folder, env={"XDG_CACHE_HOME": str(folder / "cache")}, timeout=600,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
-    written = tmp_path / "runs" / "infer" / "profile_trace.json"
-    check = check_trace(written)
+    return folder / "runs" / ("infer" if args[0] == "infer" else "train") / "profile_trace.json"
+
+
+@pytest.fixture(scope="module")
+def infer_trace(tmp_path_factory) -> Path:
+    return _measured_trace(tmp_path_factory, "infer", "--imgsz", "64", "--warmup", "1", "--runs", "3")
+
+
+@pytest.fixture(scope="module")
+def run_trace(tmp_path_factory) -> Path:
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "synth3.yaml"
+    return _measured_trace(
+        tmp_path_factory, "run", str(fixture), "--batch", "2", "--imgsz", "64", "--steps", "2", "--warmup", "1",
+        "--workers", "0", "--no-report",
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_measured_profile_trace_opens_cleanly(infer_trace):
+    """The trace `infer` writes (torch's export of our capture) has no partial overlaps."""
+    check = check_trace(infer_trace)
     assert check.ok, check.as_dict()
     assert check.complete_events > 1000  # a LibreYOLO forward is thousands of ops
-    names = {e.get("name") for e in json.loads(written.read_text())["traceEvents"]}
+    names = {e.get("name") for e in json.loads(infer_trace.read_text())["traceEvents"]}
     assert any(str(n).startswith("ProfilerStep#") for n in names)
 
 
-def _tensorboard_plugin_complaints(trace: Path) -> list[str] | None:
-    """What the TensorBoard plugin's parser logs about a trace's ranges ("ranges on the same thread should not
-    intersect", one line each); None where the plugin is not installed."""
-    import logging
-
-    try:
-        from torch_tb_profiler import utils as tb_utils
-        from torch_tb_profiler.profiler.data import RunProfileData
-    except ImportError:
-        return None
-    said: list[str] = []
-    handler = logging.Handler()
-    handler.emit = lambda record: said.append(record.getMessage())
-    logger = tb_utils.get_logger()
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        RunProfileData.parse("worker0", None, str(trace), str(trace.parent / "tb_cache"))
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-    return [line for line in said if "intersect" in line]
-
-
 @pytest.mark.slow
-def test_measured_run_trace_opens_cleanly_with_its_module_ranges(tmp_path):
+def test_measured_run_trace_opens_cleanly_with_its_module_ranges(run_trace):
     """The trace `run` writes: its backward module ranges cross autograd's own ranges on the thread that ran them
     (87 partial overlaps in a run trace before), so they sit on lanes of their own beside it (measure/modules.py)
     and every thread's ranges nest; the modules reader still reads them, backward included."""
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "synth3.yaml"
-    result = run_cli(
-        "run", str(fixture), "--device", "cpu", "--batch", "2", "--imgsz", "64", "--steps", "2", "--warmup", "1",
-        "--workers", "0", "--no-overhead", "--no-report", "--project", str(tmp_path / "runs"), "--json",
-        cwd=tmp_path, timeout=600,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-2000:]
-    written = tmp_path / "runs" / "train" / "profile_trace.json"
-    check = check_trace(written)
+    check = check_trace(run_trace)
     assert check.ok, check.as_dict()
-    events = json.loads(written.read_text())["traceEvents"]
+    events = json.loads(run_trace.read_text())["traceEvents"]
     backward = [e for e in events if e.get("ph") == "X" and str(e.get("name")).startswith("module backward: ")]
     assert backward and all(e["tid"] >= 10**12 for e in backward)  # on their lanes
     lanes = {e["tid"] for e in backward}
     named = {e["tid"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
     assert lanes <= named  # each lane says whose it is
-    modules = json.loads(run_cli("modules", str(tmp_path / "runs" / "train" / "profile.json"), "--json").stdout)
+    modules = json.loads(run_cli("modules", str(run_trace.parent / "profile.json"), "--json").stdout)
     assert {r["phase"] for r in modules["modules"]} == {"forward", "backward"}
-    complaints = _tensorboard_plugin_complaints(written)
-    if complaints is not None:
-        assert complaints == []
+
+
+def tensorboard_plugin_warnings(trace: Path, cache: Path) -> list[str]:
+    """What the TensorBoard plugin (torch-tb-profiler) logs at warning level or above while its loader reads a
+    trace: RunProfileData.parse, then the RunGenerator that builds the pages, as its loader runs them. It logs
+    each range that crosses another on its thread ("ranges on the same thread should not intersect") and
+    each event it fails to parse, and goes on; an exception is a trace it cannot read at all."""
+    import logging
+
+    require_module("torch_tb_profiler", "test")
+    from torch_tb_profiler import utils as tb_utils
+    from torch_tb_profiler.profiler.data import RunProfileData
+    from torch_tb_profiler.profiler.run_generator import RunGenerator
+
+    said: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: said.append(f"{record.levelname}: {record.getMessage()}")
+    logger = tb_utils.get_logger()  # its own logger: it may not propagate to the root one
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    try:
+        data = RunProfileData.parse("worker0", None, str(trace), str(cache))
+        RunGenerator("worker0", None, data).generate_run_profile()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("written", ["infer_trace", "run_trace"])
+def test_tensorboard_plugin_reads_our_traces_without_a_warning(written, request, tmp_path):
+    """The TensorBoard plugin's loader reads the traces `infer` and `run` write without a warning (the same
+    2-step `run` trace with its backward module ranges put back on their thread gives 58 "should not intersect")."""
+    assert tensorboard_plugin_warnings(request.getfixturevalue(written), tmp_path) == []
