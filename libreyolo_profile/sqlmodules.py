@@ -250,3 +250,11 @@ def run_module(con, name: str, params: dict | None = None):
     cursor = con.execute(text) if params is None else con.execute(text, params)
     _RAN[con].add(name)
     return cursor
+
+
+def module_relation(con, name: str, params: dict | None = None):
+    """Module `name` (one SELECT) as a lazy DuckDB relation, after whatever it requires: what the Python API
+    hands out (Profile.kernels, .ops …), so a caller can still filter it, join it or fetch it as Arrow."""
+    load_requirements(con, name)
+    text = module(name).text
+    return con.sql(text) if params is None else con.sql(text, params=params)

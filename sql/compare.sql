@@ -19,7 +19,9 @@
 --   $sample_source VARCHAR[]    the profile file the value was read from
 --   $sample_trial INTEGER[]     the trial's number within that profile, from 1
 -- Reads: no profile table: the samples come from the two profile documents' trials.
+-- Creates the temporary table comparison, a row per metric in display order, which sql/gate.sql reads.
 -- requires: compare_rule.sql (the significance rule's macros)
+CREATE TEMP TABLE comparison AS
 WITH catalogue AS (
     SELECT unnest(CAST($metrics AS VARCHAR[])) AS metric,
            unnest(CAST($higher_is_better AS BOOLEAN[])) AS higher_is_better,

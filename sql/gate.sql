@@ -27,6 +27,7 @@
 --        (the threshold, ≥ 0, the rule's unit), $rule_relative BOOLEAN[]; all aligned, one per rule;
 --        $noisy BOOLEAN: a profile of either side carries the `noisy` mark.
 -- Reads: `comparison`, the rows of compare.sql.
+-- inputs: comparison (sql/compare.sql's table, which readers/compare.py makes first on the same connection)
 WITH rules AS (
     SELECT unnest(CAST($rule_text AS VARCHAR[])) AS rule, unnest(CAST($rule_metric AS VARCHAR[])) AS metric,
            unnest(CAST($rule_direction AS VARCHAR[])) AS direction, unnest(CAST($rule_limit AS DOUBLE[])) AS limit_value,

@@ -192,8 +192,7 @@ def _catalogue(kind: str | None, rules: list[gate_rules.Rule]) -> list[tuple[str
 def _compare_sql(con, catalogue: list[tuple[str, bool | None]], before: Side, after: Side) -> list[dict]:
     """compare.sql over every raw trial value of both sides, kept on `con` as the table `comparison`
     (sql/gate.sql reads it); its rows in catalogue order."""
-    from libreyolo_profile.sqlfiles import sql_text
-    from libreyolo_profile.sqlmodules import load_requirements
+    from libreyolo_profile.sqlmodules import run_module
 
     params = {
         "metrics": [m for m, _ in catalogue],
@@ -217,8 +216,7 @@ def _compare_sql(con, catalogue: list[tuple[str, bool | None]], before: Side, af
                     ("trial", trial),
                 ):
                     params[f"sample_{key}"].append(item)
-    load_requirements(con, "compare.sql")  # the significance rule's macros (sql/compare_rule.sql)
-    con.execute("CREATE TEMP TABLE comparison AS " + sql_text("compare.sql"), params)
+    run_module(con, "compare.sql", params)  # after the significance rule's macros (sql/compare_rule.sql)
     cursor = con.execute("SELECT * FROM comparison")
     rows = records([d[0] for d in cursor.description], cursor.fetchall())
     order = {metric: i for i, (metric, _) in enumerate(catalogue)}

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from libreyolo_profile.output.terminal import stdout_console, table
-from libreyolo_profile.readers.common import records, sidecar_dir
-from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.readers.common import records, run_sql, sidecar_dir
 from libreyolo_profile.store.disk.loader import Loaded
 
 COLUMNS = [
@@ -33,8 +32,7 @@ def compare_ranks(before: Loaded, after: Loaded) -> dict | None:
                 f"CREATE TEMP TABLE ranks_{side} AS SELECT * FROM read_parquet($file)",
                 {"file": str(sidecar_dir(loaded) / "ranks.parquet")},
             )
-        relation = con.sql(sql_text("compare_ranks.sql"))
-        rows = records(relation.columns, relation.fetchall())
+        rows = records(*run_sql(con, "compare_ranks.sql"))
     finally:
         con.close()
     straggler = {

@@ -10,8 +10,7 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import close_match_hint, short_names, stderr_note, stdout_console, table
 from libreyolo_profile.readers.common import OpenProfile, check_phase, opened, profile_identity, records
 from libreyolo_profile.readers.provenance import profiled_label
-from libreyolo_profile.sqlfiles import sql_text
-from libreyolo_profile.sqlmodules import run_module
+from libreyolo_profile.sqlmodules import module_relation, run_module
 
 SORTS = ("time", "count", "name")
 
@@ -72,9 +71,10 @@ def kernel_relation(
     check_phase(con, phase)
     _check_category(category)
     _check_regex(con, grep)
-    return con.sql(
-        sql_text("kernels.sql"),
-        params={"phase": phase, "category": category, "grep": grep, "tensorcore": tensorcore, "sort": sort, "top": top},
+    return module_relation(
+        con,
+        "kernels.sql",
+        {"phase": phase, "category": category, "grep": grep, "tensorcore": tensorcore, "sort": sort, "top": top},
     )
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from libreyolo_profile import sqlmodules
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import is_cpu_profile
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import stdout_console, table
 from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records, run_sql
-from libreyolo_profile.sqlfiles import sql_text
 
 MODULE_PHASES = ("forward", "backward")
 NO_MODULES = (
@@ -57,28 +57,20 @@ def check_module_filters(depth: int | None, phase: str | None) -> None:
         raise UsageError(f"--phase {phase}: expected forward or backward")
 
 
-# the rows of sql/module_tree.sql joined to their place in tree_order (the tree as a relation)
-_TREE_ORDERED = """SELECT tree.* FROM ({tree}) AS tree
-JOIN (SELECT unnest($order_phase) AS phase, unnest($order_path) AS path, unnest(range(len($order_path))) AS position)
-  AS ordering ON tree.phase = ordering.phase AND tree.path = ordering.path
-ORDER BY ordering.position"""
-
-
 def module_relation(profile: OpenProfile, depth: int | None = None, phase: str | None = None):
     """The rows `modules` shows, in the same tree order, as a DuckDB relation: module_rows (the one
     definition the CLI and the Python API, Profile.modules, share) decides the rows and their order."""
     check_module_filters(depth, phase)
     ordered = module_rows(profile.con, depth, phase)
-    tree = sql_text("module_tree.sql").strip().rstrip(";")
-    return profile.con.sql(
-        _TREE_ORDERED.format(tree=tree),
-        params={
-            "depth": depth,
-            "phase": phase,
-            "order_phase": [r["phase"] for r in ordered],
-            "order_path": [r["path"] for r in ordered],
-        },
+    tree = sqlmodules.module_relation(profile.con, "module_tree.sql", {"depth": depth, "phase": phase})
+    # each row's place in tree_order, joined on (phase, path), which name one module of one pass (its own
+    # parameter names: a join refuses two relations binding the same one)
+    place = profile.con.sql(
+        "SELECT unnest($order_phase) AS phase, unnest($order_path) AS path, "
+        "unnest(range(len($order_path))) AS position",
+        params={"order_phase": [r["phase"] for r in ordered], "order_path": [r["path"] for r in ordered]},
     )
+    return tree.join(place, "phase, path").order("position").project(*(f'"{c}"' for c in tree.columns))
 
 
 def print_modules(trace: Path | OpenProfile, *, depth: int | None, phase: str | None, as_json: bool) -> None:

@@ -9,7 +9,7 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import short_name, stdout_console, table
 from libreyolo_profile.readers.common import OpenProfile, check_phase, opened, profile_identity, records
 from libreyolo_profile.readers.provenance import profiled_label
-from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.sqlmodules import module_relation
 
 
 def op_relation(profile: OpenProfile, *, top: int | None = None, phase: str | None = None):
@@ -18,7 +18,7 @@ def op_relation(profile: OpenProfile, *, top: int | None = None, phase: str | No
     if top is not None and top < 1:
         raise UsageError(f"--top must be at least 1, not {top}")
     check_phase(profile.con, phase)
-    return profile.con.sql(sql_text("ops.sql"), params={"phase": phase, "top": top})
+    return module_relation(profile.con, "ops.sql", {"phase": phase, "top": top})
 
 
 def print_ops(trace: Path | OpenProfile, *, top: int, phase: str | None, as_json: bool) -> None:

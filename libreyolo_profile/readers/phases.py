@@ -9,7 +9,7 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import stdout_console, table
 from libreyolo_profile.readers.common import PHASES, OpenProfile, opened, profile_identity, records
 from libreyolo_profile.readers.provenance import headline_is_unprofiled, profiled_label, traced_trial
-from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.sqlmodules import module_relation
 
 
 def phase_relation(loaded, con):
@@ -25,9 +25,10 @@ def phase_relation(loaded, con):
     traced_step_ms = metrics.step_ms
     if headline_is_unprofiled(head):
         traced_step_ms = metrics.blame_step_ms or traced_step_ms
-    return con.sql(
-        sql_text("phases.sql"),
-        params={
+    return module_relation(
+        con,
+        "phases.sql",
+        {
             "phases": PHASES[head.kind],
             "steps": metrics.steps,
             "on_gpu": not is_cpu_profile(doc),

@@ -8,8 +8,7 @@ from libreyolo_profile.errors import UsageError
 from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.output.terminal import stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
-from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records
-from libreyolo_profile.sqlfiles import sql_text
+from libreyolo_profile.readers.common import OpenProfile, opened, profile_identity, records, run_sql
 
 SHOWN = [
     ("rank", "right", "rank"),
@@ -31,8 +30,7 @@ NARROW_LEAVES_OUT = ("exposed comm %", "compute ms", "dataload ms", "device busy
 
 
 def rank_rows(con) -> list[dict]:
-    relation = con.sql(sql_text("ranks.sql"))
-    return records(relation.columns, relation.fetchall())
+    return records(*run_sql(con, "ranks.sql"))
 
 
 def straggler_evidence(head) -> dict | None:

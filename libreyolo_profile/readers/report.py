@@ -22,7 +22,6 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.readers import summary
 from libreyolo_profile.readers.common import PHASES, OpenProfile, opened, records, run_sql
 from libreyolo_profile.readers.memory import memory_chart
-from libreyolo_profile.readers.report_ranks import rank_lanes
 from libreyolo_profile.readers.report_timeline import timeline
 from libreyolo_profile.readers.roofline import roofline_rows
 from libreyolo_profile.store.disk.atomic import write_output
@@ -81,7 +80,7 @@ def report_side(profile: OpenProfile) -> dict:
         "ops": records(o_cols, o_rows),
         "roofline": roofline_rows(con),
         "memory": memory_chart(profile),
-        "rank_lanes": rank_lanes(con),  # a job profile's lanes (readers/report_ranks.py); empty otherwise
+        "rank_lanes": records(*run_sql(con, "report_ranks.sql")),  # a job profile's lanes; empty otherwise
         "timeline": timeline(profile),  # a few steps lane by lane, from the trace (readers/report_timeline.py)
         "meta": {
             "created": doc.get("created"),  # as written: the head's is a datetime

@@ -5,19 +5,11 @@ colours. Inline SVG like the rest (report_svg.py)."""
 
 from __future__ import annotations
 
-from libreyolo_profile.readers.common import records
 from libreyolo_profile.readers.report_colors import color_for, meaning_of
 from libreyolo_profile.readers.report_svg import _open, esc, legend, num
-from libreyolo_profile.sqlfiles import sql_text
 
 LANE, TOP, LEFT, STEP_LANE = 22, 34, 140, "#e8ebef"  # the steps' lane is the page's grey, not a meaning
 WAIT, TRANSFER, SKEW = color_for("rank_wait"), color_for("rank_transfer"), color_for("rank_skew")
-
-
-def rank_lanes(con) -> list[dict]:
-    """The lanes' rows (empty unless the profile is a job)."""
-    relation = con.sql(sql_text("report_ranks.sql"))
-    return records(relation.columns, relation.fetchall())
 
 
 def _skews(rows: list[dict]) -> list[tuple[float, float, str]]:
