@@ -177,7 +177,7 @@ def test_a_passing_gate_exits_0(edge_pair, cache):
 
 
 def test_markdown_renders_the_numbers_of_json(edge_pair, cache):
-    from libreyolo_profile.readers.compare_render import markdown_number
+    from libreyolo_profile.readers.compare import markdown_number
 
     before, after = edge_pair
     rules = ["--fail-on", "step_ms:+5%", "--fail-on", "throughput_img_s:-3%", "--fail-on", "step_ms:+8.2%"]

@@ -190,7 +190,7 @@ def test_compare_names_the_settings_that_differ(measured, columns):
     assert re.search(r"before: \S+ \(cpu, 2 trials; batch 1\b", flowing), flowing[:300]
     assert re.search(r"after: \S+ \(cpu, 1 trial; batch 2\b", flowing), flowing[:300]
     assert "measured differently" in flowing
-    # the rows sit under the group that says where they were measured (the labels as compare_render's
+    # the rows sit under the group that says where they were measured (the labels as readers/compare.py's
     # PROVENANCE_GROUPS, shortened to fit 80 columns); ± is the standard error of the 2 trials' mean
     lines = text.splitlines()
     assert any(line.startswith("metric ") and "before ± SE" in line for line in lines)
