@@ -68,7 +68,7 @@ def compare_table(c: dict) -> str:
 def settings_differ_html(c: dict) -> str:
     """The settings the two sides were measured with that differ (compare's own list), or a line saying
     none does."""
-    from libreyolo_profile.readers.compare_render import measured_differently, setting_text
+    from libreyolo_profile.readers.compare import measured_differently, setting_text
 
     differ = measured_differently(c)
     if not differ:
