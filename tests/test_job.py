@@ -398,7 +398,7 @@ def test_report_draws_a_lane_per_rank(dlrm, tmp_path):
     lanes = page[page.index('data-chart="ranks"') : page.index("</svg>", page.index('data-chart="ranks"'))]
     assert all(f">rank {r}" in lanes for r in range(8)) and ">rank 7 (straggler)<" in lanes
     # every rank's 8 collectives, each a wait and a transfer box; the 8 matched collectives' skews above
-    from libreyolo_profile.readers.report_colors import color_for
+    from libreyolo_profile.readers.report_page import color_for
 
     assert lanes.count("<g><title>") == 64 and lanes.count(f'fill="{color_for("rank_skew")}"') == 8
 

@@ -336,7 +336,7 @@ def test_report_shows_the_verdict_metrics_and_tables(reports, trace):
 
 def test_trace_strings_are_escaped(trace, cache, monkeypatch):
     """A kernel or op name with markup in it comes out as text."""
-    from libreyolo_profile.readers import report, report_page
+    from libreyolo_profile.readers import report, report_sections
     from libreyolo_profile.readers.common import open_profile
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
@@ -345,7 +345,7 @@ def test_trace_strings_are_escaped(trace, cache, monkeypatch):
     side["kernels"][0]["name"] = evil
     side["ops"][0]["name"] = evil
     side["summary"]["marks"]["hostile"] = evil
-    page = report_page.single_page(side)
+    page = report_sections.single_page(side)
     assert evil not in page and "<script" not in page and "<img" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
 

@@ -8,9 +8,15 @@ import re
 
 import pytest
 
-from libreyolo_profile.readers.report_modules import icicle
-from libreyolo_profile.readers.report_roofline import LABEL_GAP, roofline_chart, spread_labels
-from libreyolo_profile.readers.report_svg import histogram, step_bars, tick_labels
+from libreyolo_profile.readers.report_charts import (
+    LABEL_GAP,
+    histogram,
+    icicle,
+    roofline_chart,
+    spread_labels,
+    step_bars,
+    tick_labels,
+)
 
 
 def tick_texts(svg: str) -> list[str]:

@@ -1,5 +1,5 @@
 """The report's colours keep one meaning each (issue 25, point 10: "colours reused with other meanings
-across report charts"): the palette in readers/report_colors.py against an independent CIE76 distance,
+across report charts"): the palette in readers/report_page.py against an independent CIE76 distance,
 against the vocabulary the SQL defines, and against reports the real CLI writes for real traces."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import duckdb
 import pytest
 from conftest import REPO, require_traces, run_cli
 
-from libreyolo_profile.readers import report_colors
-from libreyolo_profile.readers.report_colors import COLORS, FALLBACK, INK, MEANINGS, MIN_DELTA_E
-from libreyolo_profile.readers.report_ranks import STEP_LANE  # the steps' lane: the page's grey, no meaning
+from libreyolo_profile.readers import report_page
+from libreyolo_profile.readers.report_charts import STEP_LANE  # the steps' lane: the page's grey, no meaning
+from libreyolo_profile.readers.report_page import COLORS, FALLBACK, INK, MEANINGS, MIN_DELTA_E
 
 # the phases sql/ingest.sql and sql/phases.sql name, train and infer (docs/SCHEMA.md, the phases table)
 PHASES = ("dataload", "to_device", "forward", "backward", "optimizer", "preprocess", "forward", "postprocess")
@@ -80,7 +80,7 @@ def meaning_of(label: str) -> str:
     for meaning, (_, names) in MEANINGS.items():
         if label == meaning or label in names:
             return meaning
-    raise AssertionError(f"a legend label names no meaning of report_colors.py: {label!r}")
+    raise AssertionError(f"a legend label names no meaning of report_page.py: {label!r}")
 
 
 def legend_pairs(page: str) -> list[tuple[str, str]]:
@@ -121,8 +121,7 @@ def test_reports_of_real_traces_keep_one_meaning_per_colour(tmp_path):
 
 
 def test_rank_lanes_and_roofline_legends_name_their_colours():
-    from libreyolo_profile.readers.report_ranks import ranks_section
-    from libreyolo_profile.readers.report_roofline import roofline_section
+    from libreyolo_profile.readers.report_sections import ranks_section, roofline_section
 
     lanes = [
         {"rank": 0, "what": "steps", "start_ms": 0.0, "end_ms": 10.0, "straggler": False},
@@ -142,4 +141,4 @@ def test_rank_lanes_and_roofline_legends_name_their_colours():
 
 
 def test_an_unknown_name_gets_a_fallback_not_a_meaning():
-    assert report_colors.color_for("a category a later version adds") in FALLBACK
+    assert report_page.color_for("a category a later version adds") in FALLBACK

@@ -418,7 +418,7 @@ def test_a_roof_beaten_is_never_a_share_over_100_shown_as_fact(tmp_path):
 
 def test_report_chart_shows_a_cpu_roof_in_gflops():
     """issue 50: a CPU's roof read "fp32 0.0 TFLOP/s" in the report; its rates are drawn in GFLOP/s and GB/s."""
-    from libreyolo_profile.readers.report_roofline import roofline_chart
+    from libreyolo_profile.readers.report_charts import roofline_chart
 
     row = {
         "gflops": 2.0,

@@ -3,11 +3,11 @@ two side by side with the compare table: the positional profile is the one judge
 
 The figures come from the readers' own SQL (summary_document, sql/ops.sql, sql/kernels.sql,
 sql/report_steps.sql, compare_document), over each side opened once (readers/common.open_profile);
-report_page.py turns them into HTML and report_svg.py draws the charts. Where the file goes: `--out`,
-else `report.html` beside a profile of ours in a writable directory, else `./report.html` (a foreign
-trace, or a read-only profile: the reader never writes beside its input then). Whichever it is,
-store/disk/atomic.py `write_output` guards it: never through a symlink, onto a non-regular file or onto
-an input; an existing file that is not a report of ours only with --force.
+report_sections.py turns them into HTML (report_page.py is the page's frame, report_charts.py its charts).
+Where the file goes: `--out`, else `report.html` beside a profile of ours in a writable directory, else
+`./report.html` (a foreign trace, or a read-only profile: the reader never writes beside its input then).
+Whichever it is, store/disk/atomic.py `write_output` guards it: never through a symlink, onto a non-regular
+file or onto an input; an existing file that is not a report of ours only with --force.
 """
 
 from __future__ import annotations
@@ -144,12 +144,12 @@ def write_html(text: str, out: Path, *, inputs: list[Path] = (), force: bool = F
 def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None) -> tuple[str, dict]:
     """(the HTML page, facts about it for --json). Each side is opened once: its summary, tables and
     the comparison all read the same opened profile."""
-    from libreyolo_profile.readers import report_page
+    from libreyolo_profile.readers import report_sections
 
     left_profile = opened(trace)
     left = report_side(left_profile)
     if vs is None:
-        page = report_page.single_page(left)
+        page = report_sections.single_page(left)
         return page, {
             "kind": left["summary"]["profile"]["kind"],
             "bound": left["summary"]["verdict"].get("bound"),
@@ -164,7 +164,7 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
     # with the ops' and kernels' changes, as `compare --ops --kernels` diffs them (sql/compare_items.sql)
     comparison = compare.compare_document(baseline_profile.loaded, left_profile.loaded, items=("ops", "kernels"))
     baseline = report_side(baseline_profile)
-    page = report_page.compare_page(left, baseline, comparison)
+    page = report_sections.compare_page(left, baseline, comparison)
     return page, {
         "kind": comparison["kind"],
         "bound": left["summary"]["verdict"].get("bound"),

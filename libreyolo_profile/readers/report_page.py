@@ -1,26 +1,135 @@
-"""The HTML of `libreyolo profile report`: one self-contained page (inline CSS, inline SVG, no script,
-no external URL; a Content-Security-Policy forbids any fetch), built from the data
-`report.py` gathers. Every string from a trace or profile is escaped (`esc`).
-
-This module is the page itself (its head, stylesheet and the order of its sections); the sections are
-drawn by report_overview.py, report_timing.py, report_breakdown.py, report_compare.py and the other
-report_*.py modules."""
+"""The page of `libreyolo profile report`: one self-contained HTML file (inline CSS, inline SVG, no script,
+no external URL; a Content-Security-Policy forbids any fetch). This module is its frame (the head, the
+stylesheet, the footer), the HTML every section and chart writes with (escaping, figures as text, table
+cells, a category chip, the chart widths) and the report's colours. Every string from a trace or profile is
+escaped (`esc`); cells come back as already-escaped HTML. The charts are report_charts.py's, the sections
+and their order report_sections.py's.
+"""
 
 from __future__ import annotations
 
-from libreyolo_profile.readers.report_breakdown import composition_section, kernels_section, ops_section
-from libreyolo_profile.readers.report_compare import BASELINE_LABEL, JUDGED_LABEL, compare_table, items_section
-from libreyolo_profile.readers.report_html import NARROW, WIDE
-from libreyolo_profile.readers.report_memory import memory_section
-from libreyolo_profile.readers.report_modules import modules_section
-from libreyolo_profile.readers.report_overview import all_metrics, blame, cards, header, marks, verdict
-from libreyolo_profile.readers.report_ranks import ranks_section
-from libreyolo_profile.readers.report_roofline import roofline_section
-from libreyolo_profile.readers.report_svg import esc, step_peak
-from libreyolo_profile.readers.report_timeline import timeline_section
-from libreyolo_profile.readers.report_timing import latency_section, phases_section, shows_gpu, steps_section
+import html
+
+from libreyolo_profile.metric_catalog import METRICS
+from libreyolo_profile.output.terminal import fmt_count
+from libreyolo_profile.output.textsafe import safe_text
+from libreyolo_profile.vocabulary import report_meanings
+
+# ---------------------------------------------------------------------------------------------
+# the colours: one per meaning, whichever chart draws it (sql/palette.sql defines them). A phase, a kernel
+# category, a blame cause and a chart's own marks (the latency bars, the roofline's bounds, a rank's wait) each
+# have a meaning; names that mean one thing share its entry (the dataload phase and the blame cause that is its
+# time; the gemm category and the gemm/conv causes), and no colour stands for two meanings, so a hue read in
+# one chart means the same in every other. tests/test_report_colors.py holds the palette to that: every
+# meaning's colour differs from every other by at least MIN_DELTA_E (CIE76), and no chart draws a colour that
+# is not here.
+
+# meaning: (colour, the names that carry it: train and infer phases, kernel categories, blame causes, marks);
+# the palette is sql/palette.sql's
+MEANINGS: dict[str, tuple[str, tuple[str, ...]]] = report_meanings()
+
+
+MIN_DELTA_E = 12.0  # the least CIE76 distance between two meanings' colours
+
+
+COLORS = {name: colour for colour, names in MEANINGS.values() for name in names}
+
+
+# text, axes, grid, roof lines, outlines, markers: the page's ink, not a meaning (a label says what it is)
+INK = "#1d2329"
+
+
+# names the report does not know (a category a later version adds): lighter greys, none a meaning's colour
+FALLBACK = ("#d0d3d4", "#c4c9cc", "#dcdde0")
+
+
+def color_for(name: str) -> str:
+    """The colour of a phase, category, cause or mark name; an unknown name gets a fallback grey."""
+    if name in COLORS:
+        return COLORS[name]
+    return FALLBACK[sum(map(ord, str(name))) % len(FALLBACK)]
+
+
+def meaning_of(name: str) -> str:
+    """The meaning a name's colour stands for (a legend's word for it); the name itself when it has none."""
+    return next((meaning for meaning, (_, names) in MEANINGS.items() if name in names), name)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML: escaped text, figures, table cells
+
+
+def esc(text) -> str:
+    """HTML-escaped, and every control character but newline and tab made visible (`\\x1b`): a name
+    from a trace can hold ESC or BEL, which `cat report.html` would hand to the terminal."""
+    return html.escape(safe_text("" if text is None else text), quote=True)
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+WIDE, NARROW = 900, 600  # chart viewBox widths: full page, one side of the compare view
+
+
+NAME_CHARS = 150
+
+
+def metric_unit(metric: str) -> str:
+    return METRICS.get(metric, ("",))[0]
+
+
+def value_text(value, unit: str | None = None) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if unit == "count" and isinstance(value, (int, float)):
+        return fmt_count(value)  # 706 kernels, not 706.00
+    if isinstance(value, (int, float)):
+        return num(float(value))
+    return "—" if value is None else str(value)
+
+
+def html_table(headers: list[tuple[str, str]], rows: list[list[str]], cls: str = "") -> str:
+    """headers: (text, css class); cells are already-escaped HTML."""
+    head = "".join(f'<th class="{c}">{esc(h)}</th>' for h, c in headers)
+    body = "".join("<tr>" + "".join(cells) + "</tr>" for cells in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def td(value, cls: str = "", unit: str | None = None) -> str:
+    return f'<td class="{cls}">{esc(value_text(value, unit))}</td>'
+
+
+def name_cell(name: str) -> str:
+    shown = name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
+    return f'<td class="name" title="{esc(name)}">{esc(shown)}</td>'
+
+
+def bar_cell(pct: float | None, color: str) -> str:
+    width = max(0.0, min(100.0, pct or 0.0))
+    return f'<td class="bar"><span style="width:{width:.1f}%;background:{color}"></span></td>'
+
+
+def chip(category: str) -> str:
+    return f'<span class="chip" style="background:{color_for(category)}">{esc(category)}</span>'
+
+
+def where(side: dict) -> str:
+    """' · profiled: 20 calls': which calls a section's figures were read from (readers/provenance.py)."""
+    label = (side["summary"].get("provenance") or {}).get("tables")
+    return f" · {label}" if label else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# the frame: head, stylesheet, footer
+
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
 
 STYLE = """
 :root{--fg:#1d2329;--mute:#5f6b76;--line:#dde2e7;--card:#f6f8fa;--warn:#fff4d6;--warnline:#e8b93c;
@@ -72,7 +181,7 @@ code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
 """
 
 
-def _page(title: str, body: str, producer: str) -> str:
+def page_html(title: str, body: str, producer: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -82,71 +191,3 @@ def _page(title: str, body: str, producer: str) -> str:
         f"<footer>written by {esc(producer)} · self-contained: no scripts, fonts or network requests; "
         "charts are inline SVG (hover a bar for its figure)</footer></main></body></html>\n"
     )
-
-
-def _unit(side: dict) -> str:
-    return "call" if side["summary"]["profile"]["kind"] == "infer" else "step"
-
-
-def single_page(side: dict) -> str:
-    s = side["summary"]
-    body = (
-        "<h1>libreyolo profile report</h1>"
-        + header(side)
-        + marks(side)
-        + verdict(side)
-        + cards(side)
-        + blame(side, WIDE)
-        + ranks_section(side, WIDE)
-        + steps_section(side)
-        + timeline_section(side, WIDE, _unit(side))
-        + phases_section(side, compact=False)
-        + latency_section(side)
-        + modules_section(side, WIDE)
-        + memory_section(side, WIDE)
-        + composition_section(side)
-        + roofline_section(side, WIDE)
-        + kernels_section(side, compact=False)
-        + ops_section(side, compact=False)
-        + "<h2>All metrics</h2>"
-        + all_metrics(side)
-    )
-    return _page(f"profile report · {s['profile']['kind']} · {s['verdict'].get('bound')}", body, side["producer"])
-
-
-def _side_column(side: dict, label: str, y_top: float) -> str:
-    return (
-        f'<section class="side" data-side="{esc(label)}"><h2>{esc(label)}</h2>'
-        + header(side)
-        + marks(side)
-        + verdict(side)
-        + cards(side)
-        + blame(side, NARROW)
-        + steps_section(side, compact=True, y_top=y_top)
-        + timeline_section(side, NARROW, _unit(side))
-        + phases_section(side, compact=True)
-        + latency_section(side, compact=True)
-        + composition_section(side, compact=True)
-        + kernels_section(side, compact=True)
-        + ops_section(side, compact=True)
-        + "</section>"
-    )
-
-
-def compare_page(judged: dict, baseline: dict, comparison: dict) -> str:
-    """`report A --vs B`: A is judged against the baseline B (compare's "after" and "before"), so a
-    delta is A minus B and a regression of A is coloured worse."""
-    y_top = max(step_peak(side["steps"], shows_gpu(side)) for side in (judged, baseline))
-    body = (
-        "<h1>libreyolo profile report · compare</h1>"
-        f'<p class="sub">{esc(JUDGED_LABEL)}: <code>{esc(judged["summary"]["profile"]["path"])}</code></p>'
-        f'<p class="sub">{esc(BASELINE_LABEL)}: <code>{esc(baseline["summary"]["profile"]["path"])}</code></p>'
-        + compare_table(comparison)
-        + items_section(comparison)
-        + '<p class="note">both step charts share one time scale</p>'
-        + '<div class="sides">'
-        + _side_column(judged, JUDGED_LABEL, y_top)
-        + _side_column(baseline, BASELINE_LABEL, y_top)
-        + "</div>"
-    )
-    return _page(f"profile compare · {comparison['kind']}", body, judged["producer"])

@@ -1,6 +1,6 @@
 """The report's step timeline: a few steps drawn lane by lane on one time scale — the critical path (the
 blame's cause of each instant), the host phases, each device stream (compute, copies, communication) and
-the busiest host threads — as inline SVG (report_svg.py's conventions: a viewBox, a <title> on every mark).
+the busiest host threads — as inline SVG (report_charts.py's conventions: a viewBox, a <title> on every mark).
 
 The profile's tables hold per-step sums, not the intervals a timeline draws: the timeline is the profile's
 report_timeline section (store/sections.py), computed by the analysis where a measurement's report asks for
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from libreyolo_profile.errors import ProfileError
 from libreyolo_profile.readers.common import OpenProfile
-from libreyolo_profile.readers.report_colors import INK, color_for, meaning_of
-from libreyolo_profile.readers.report_svg import _open, esc, legend, num, tick_labels
+from libreyolo_profile.readers.report_charts import legend, svg_open, tick_labels
+from libreyolo_profile.readers.report_page import INK, color_for, esc, meaning_of, num
 from libreyolo_profile.store.ingest.lazy_sections import REPORT_TIMELINE_FILE, REPORT_TIMELINE_PARAMS, section_files
 from libreyolo_profile.store.schema import TRACE_FILE
 
@@ -127,7 +127,7 @@ def timeline_svg(rows: list[dict], unit_word: str, width: int) -> str:
     block = HEAD + len(lanes) * (LANE + GAP) + 8
     height = AXIS + block * len(steps) + 6
     parts = [
-        _open("timeline", width, height, f"{unit_word} timeline: critical path, host phases, device and host lanes")
+        svg_open("timeline", width, height, f"{unit_word} timeline: critical path, host phases, device and host lanes")
     ]
     span_ms = bins * bin_ms
     ticks, labels = tick_labels(max(r["step_ms"] for r in rows))
