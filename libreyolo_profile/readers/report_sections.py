@@ -112,15 +112,14 @@ def verdict(side: dict) -> str:
     )
 
 
-def blame(side: dict, width: int) -> str:
-    s = side["summary"]
-    noun = measured_unit(s["profile"]["kind"])
-    return blame_section(s.get("blame") or {}, s["verdict"].get("bound"), noun, width, where=where(side))
+BLAME_STEPS_SHOWN = 10  # steps drawn as their own blame bar; the total bar covers them all
 
 
-def blame_section(blame: dict, bound: str | None, noun: str, width: int, steps_shown: int = 10, where: str = "") -> str:
+def blame_section(side: dict, width: int) -> str:
     """The blame (summary_document's "blame") as one 100 % bar per step and one for all steps, the
     verdict beside the total; empty where the profile has no blame."""
+    s = side["summary"]
+    blame, bound, noun = s.get("blame") or {}, s["verdict"].get("bound"), measured_unit(s["profile"]["kind"])
     if not blame or not blame.get("steps"):
         return ""
 
@@ -129,11 +128,11 @@ def blame_section(blame: dict, bound: str | None, noun: str, width: int, steps_s
 
     rows = "".join(
         f'<p class="note">{esc(noun)} {esc(row["step"])} · {esc(num(row["step_ms"]))} ms</p>' + bar(row["causes"])
-        for row in blame["steps"][:steps_shown]
+        for row in blame["steps"][:BLAME_STEPS_SHOWN]
     )
-    more = len(blame["steps"]) - steps_shown
+    more = len(blame["steps"]) - BLAME_STEPS_SHOWN
     return (
-        f"<h2>Blame: what held each {esc(noun)}'s critical path{esc(where)}</h2>"
+        f"<h2>Blame: what held each {esc(noun)}'s critical path{esc(where(side))}</h2>"
         f'<p class="note">all {esc(noun)}s · verdict: <b data-blame-verdict="{esc(bound)}">{esc(bound)}</b></p>'
         + bar(blame["total"])
         + legend([(c, color_for(c)) for c in blame["total"]])
@@ -728,7 +727,7 @@ def single_page(side: dict) -> str:
         + marks(side)
         + verdict(side)
         + cards(side)
-        + blame(side, WIDE)
+        + blame_section(side, WIDE)
         + ranks_section(side, WIDE)
         + steps_section(side)
         + timeline_section(side, WIDE, _unit(side))
@@ -753,7 +752,7 @@ def _side_column(side: dict, label: str, y_top: float) -> str:
         + marks(side)
         + verdict(side)
         + cards(side)
-        + blame(side, NARROW)
+        + blame_section(side, NARROW)
         + steps_section(side, compact=True, y_top=y_top)
         + timeline_section(side, NARROW, _unit(side))
         + phases_section(side, compact=True)
