@@ -488,7 +488,6 @@ def memory_chart_svg(device: dict, bands: list[dict], width: int) -> str:
 # a point by its bound, in the colours of those meanings (report_page.py); a roof is ink, named by its label
 POINT_MEANINGS = {"compute": "compute_bound_point", "memory": "memory_bound_point"}
 
-
 LABEL_GAP = 13  # px between two roofs' names: the tick font is 11 px
 
 
@@ -619,7 +618,6 @@ def _roof(
 
 
 RANK_LANE, RANK_TOP, RANK_LEFT, STEP_LANE = 22, 34, 140, "#e8ebef"  # the steps' lane is the page's grey, not a meaning
-
 
 WAIT, TRANSFER, SKEW = color_for("rank_wait"), color_for("rank_transfer"), color_for("rank_skew")
 

@@ -28,16 +28,12 @@ from libreyolo_profile.vocabulary import report_meanings
 # the palette is sql/palette.sql's
 MEANINGS: dict[str, tuple[str, tuple[str, ...]]] = report_meanings()
 
-
 MIN_DELTA_E = 12.0  # the least CIE76 distance between two meanings' colours
-
 
 COLORS = {name: colour for colour, names in MEANINGS.values() for name in names}
 
-
 # text, axes, grid, roof lines, outlines, markers: the page's ink, not a meaning (a label says what it is)
 INK = "#1d2329"
-
 
 # names the report does not know (a category a later version adds): lighter greys, none a meaning's colour
 FALLBACK = ("#d0d3d4", "#c4c9cc", "#dcdde0")
@@ -74,7 +70,6 @@ def num(value: float | None, digits: int = 2) -> str:
 
 
 WIDE, NARROW = 900, 600  # chart viewBox widths: full page, one side of the compare view
-
 
 NAME_CHARS = 150
 
@@ -129,7 +124,6 @@ def where(side: dict) -> str:
 
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-
 
 STYLE = """
 :root{--fg:#1d2329;--mute:#5f6b76;--line:#dde2e7;--card:#f6f8fa;--warn:#fff4d6;--warnline:#e8b93c;

@@ -553,10 +553,8 @@ def ranks_section(side: dict, width: int) -> str:
 
 ITEMS_TOP = 15  # rows per table of the ops' and kernels' changes; every row is in `compare --ops --kernels --json`
 
-
 # `report A --vs B`: A is the profile judged (compare's "after"), B the baseline (its "before")
 JUDGED_LABEL = "this profile (after)"
-
 
 BASELINE_LABEL = "baseline, --vs (before)"
 
