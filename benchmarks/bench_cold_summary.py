@@ -3,12 +3,17 @@
     python benchmarks/bench_cold_summary.py --before REV [--after REV] [--rounds 3] [--traces DIR] [--all]
 
 Each version is the package as committed at REV (`git archive` into a private directory under /tmp, deleted
-at the end; --after defaults to HEAD), run from this venv with PYTHONPATH pointing at it, so changes other
-people have not committed yet are in neither. Every run is a fresh process with an empty cache (a first
-read: decode, analysis, verdict, cache write, the screen); round i runs every (trace, version) pair once, the
-order rotating each round. CPU seconds are user + system from wait4 (the process and every child it waited
-for), printed with the wall time and the 1-minute load; per trace, each round's ratio after / before and
-their median; overall, the sum of each version's median CPU seconds.
+at the end; --after defaults to HEAD), run from this venv inside that directory with PYTHONPATH pointing at it,
+so changes other people have not committed yet are in neither. Its SQL too: this venv's editable install maps
+`libreyolo_profile.sql` onto the checkout's sql/, so each export gets a `libreyolo_profile/sql` link to its own
+sql/, which the import system finds first; the header prints where each version's package and SQL come from.
+(Before that link and the working directory, both versions ran the checkout's SQL, and run from the checkout
+its package too: the figures this printed until then compared the checkout with itself.)
+Every run is a fresh process with an empty cache (a first read: decode, analysis, verdict, cache write, the
+screen); round i runs every (trace, version) pair once, the order rotating each round. CPU seconds are user +
+system from wait4 (the process and every child it waited for), printed with the wall time and the 1-minute
+load; per trace, each round's ratio after / before and their median; overall, the sum of each version's median
+CPU seconds.
 
 The traces: every *.json.gz directly in ../shared/traces/ (LIBREYOLO_PROFILE_TRACES, or --traces,
 elsewhere); --all adds its subfolders.
@@ -36,7 +41,19 @@ def export(rev: str, into: Path) -> str:
     archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
     into.mkdir(parents=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    (into / "libreyolo_profile" / "sql").symlink_to(into / "sql", target_is_directory=True)
     return commit
+
+
+def sources(home: Path) -> str:
+    """Where a child run in `home` imports the package and reads the SQL from (the check that it is the export)."""
+    probe = (
+        "import libreyolo_profile as p; from libreyolo_profile.sqlfiles import sql_directory as d; "
+        "print(p.__file__, d())"
+    )
+    env = dict(os.environ, PYTHONPATH=str(home))
+    found = subprocess.run([sys.executable, "-c", probe], cwd=home, env=env, capture_output=True, text=True, check=True)
+    return found.stdout.strip()
 
 
 def main() -> None:
@@ -54,6 +71,7 @@ def main() -> None:
         for label, rev in (("before", args.before), ("after", args.after)):
             commit = export(rev, home / label)
             versions[label] = (commit, home / label)
+            print(f"{label}: {sources(home / label)}", flush=True)
         print(
             f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; before {versions['before'][0]}, "
             f"after {versions['after'][0]}; {len(traces)} traces, {args.rounds} rounds\n",
@@ -67,7 +85,8 @@ def main() -> None:
                 cache = tempfile.mkdtemp(prefix="cache-", dir=home)
                 env = dict(os.environ, XDG_CACHE_HOME=cache, PYTHONPATH=str(versions[label][1]))
                 try:
-                    run = run_child([sys.executable, "-m", "libreyolo_profile", "summary", str(trace)], env, 600)
+                    argv = [sys.executable, "-m", "libreyolo_profile", "summary", str(trace)]
+                    run = run_child(argv, env, 600, cwd=versions[label][1])
                 finally:
                     shutil.rmtree(cache, ignore_errors=True)
                 runs.setdefault((trace.name, label), []).append(run)

@@ -73,11 +73,11 @@ class Tool:
     runs: dict[str, list[Run]] = field(default_factory=dict)
 
 
-def run_child(argv: list[str], env: dict[str, str], timeout_s: float) -> Run:
+def run_child(argv: list[str], env: dict[str, str], timeout_s: float, cwd: Path | None = None) -> Run:
     """One fresh process: wall seconds, CPU seconds and peak RSS from wait4 (it and its waited-for children)."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd)
         timer = threading.Timer(timeout_s, proc.kill)
         timer.start()
         try:
