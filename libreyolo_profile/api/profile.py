@@ -60,7 +60,10 @@ class Profile(OpenProfile):
     @property
     def verdict(self) -> Verdict:
         """What bounds the step, why, what to try next, and the evidence."""
-        return Verdict.from_document(self.doc["verdict"])
+        v = self.loaded.head.verdict
+        return Verdict(
+            bound=v.bound, reason=v.reason, next_step=v.next_step, evidence=dict(v.evidence or {}), method=v.method
+        )
 
     @property
     def marks(self) -> dict[str, str]:
@@ -79,6 +82,7 @@ class Profile(OpenProfile):
     @property
     def settings(self) -> dict:
         """The measurement's settings (batch, imgsz, device …); empty for a foreign trace."""
+        # as the file writes them, every key: the head types only the ones readers read
         return dict(self.doc.get("settings") or {})
 
     @property

@@ -73,23 +73,23 @@ def profile_files(directory: Path) -> list[Path]:
 
 def created_order(loaded: Loaded) -> tuple[float, str]:
     try:
-        return datetime.fromisoformat(str(loaded.doc.get("created"))).timestamp(), str(loaded.path)
+        return datetime.fromisoformat(str(loaded.head.created)).timestamp(), str(loaded.path)
     except (TypeError, ValueError, OverflowError):
         return float("-inf"), str(loaded.path)
 
 
-def setup_of(doc: dict) -> dict:
-    """The SAME_SETUP fields of a profile document."""
+def setup_of(head) -> dict:
+    """The SAME_SETUP fields of a profile's head (Loaded.head)."""
     from libreyolo_profile.store.crossrun.columns import profile_row
 
-    row = profile_row(doc)
-    row["random_weights"] = "random_weights" in as_mapping(doc.get("marks"))
-    row["amp_dtype"] = plain(as_mapping(doc.get("settings")).get("amp_dtype"))
+    row = profile_row(head)
+    row["random_weights"] = "random_weights" in head.marks
+    row["amp_dtype"] = head.settings.amp_dtype
     return {key: row[key] for key in SAME_SETUP}
 
 
 def check_same_setup(directory: Path, members: list[Loaded]) -> None:
-    rows = [setup_of(m.doc) for m in members]
+    rows = [setup_of(m.head) for m in members]
     for member, row in zip(members[1:], rows[1:], strict=False):
         for key in SAME_SETUP:
             if row[key] != rows[0][key]:

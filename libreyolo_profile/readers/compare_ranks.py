@@ -23,7 +23,7 @@ def compare_ranks(before: Loaded, after: Loaded) -> dict | None:
     """Both sides' ranks side by side; None unless both are job profiles."""
     from libreyolo_profile.connections import scratch_connection
 
-    if not (before.doc.get("job") and after.doc.get("job")):
+    if before.head.job is None or after.head.job is None:
         return None
     con = scratch_connection()
     try:

@@ -27,16 +27,15 @@ NO_LAUNCHES = "no device work with a recorded launch in this trace (a CPU-only t
 def trace_sources(loaded: Loaded) -> dict[int | None, Path]:
     """{rank: the trace holding its events} for a profile: a job's rank traces, a foreign trace, or a
     measurement's profile_trace.json. UsageError, in one line, when the profile keeps no trace to read."""
-    doc = loaded.doc
-    job = doc.get("job")
-    if isinstance(job, dict) and job.get("traces"):
-        sources = {int(rank): Path(path) for rank, path in job["traces"].items()}
+    head = loaded.head
+    if head.job is not None and head.job.traces:  # its keys are ranks' digits (the head check)
+        sources = {int(rank): Path(path) for rank, path in head.job.traces.items()}
     elif loaded.path.is_file() and loaded.path.name not in (PROFILE_FILE, REPEAT_FILE, TRACE_FILE):
-        sources = {doc.get("rank"): loaded.path}  # the trace itself was opened
+        sources = {head.rank: loaded.path}  # the trace itself was opened
     elif loaded.home is not None and (Path(loaded.home) / TRACE_FILE).is_file():
-        sources = {doc.get("rank"): Path(loaded.home) / TRACE_FILE}
-    elif (doc.get("source") or {}).get("type") == "trace" and doc["source"].get("path"):
-        sources = {doc.get("rank"): Path(doc["source"]["path"])}
+        sources = {head.rank: Path(loaded.home) / TRACE_FILE}
+    elif head.source.type == "trace" and head.source.path:
+        sources = {head.rank: Path(head.source.path)}
     else:
         sources = {}
     missing = [str(p) for p in sources.values() if not p.is_file()]
@@ -79,7 +78,7 @@ class Timelines:
         home = kept_section(doc, SECTION, rank)
         if home is not None:
             return home
-        con = trace_timeline(self.sources[rank], doc.get("kind"))
+        con = trace_timeline(self.sources[rank], self.loaded.head.kind)
         try:
             files = section_files(con, SECTION, rank)
         finally:
@@ -200,18 +199,18 @@ def print_launches(
     from libreyolo_profile.output.json_out import emit_json
     from libreyolo_profile.output.terminal import stdout_console, table
 
-    doc = launch_document(source, top=top, delay_cutoff_us=delay_cutoff_us, call_cutoff_us=call_cutoff_us)
+    launches = launch_document(source, top=top, delay_cutoff_us=delay_cutoff_us, call_cutoff_us=call_cutoff_us)
     if as_json:
-        emit_json(doc)
+        emit_json(launches)
         return
     console = stdout_console()
-    if doc["null_reason"]:
-        console.print(f"launches: null — {doc['null_reason']}", markup=False, highlight=False)
+    if launches["null_reason"]:
+        console.print(f"launches: null — {launches['null_reason']}", markup=False, highlight=False)
         return
-    ranked = any(r["rank"] is not None for r in doc["streams"] + doc["queues"])
+    ranked = any(r["rank"] is not None for r in launches["streams"] + launches["queues"])
     where = [("rank", "right")] if ranked else []
-    queues = {(r["rank"], r["device"], r["stream"]): r for r in doc["queues"]}
-    stats = {(r["rank"], r["device"], r["stream"]): r for r in doc["streams"]}
+    queues = {(r["rank"], r["device"], r["stream"]): r for r in launches["queues"]}
+    stats = {(r["rank"], r["device"], r["stream"]): r for r in launches["streams"]}
     rows = []
     for key in sorted(set(queues) | set(stats), key=_stream_order):
         s, q = stats.get(key, {}), queues.get(key, {})
@@ -238,16 +237,17 @@ def print_launches(
         )  # fmt: skip
     )
     kinds = ("launch_delay", "slow_launch", "short_kernel", "long_kernel")
-    counts = {k: sum(r[k] for r in doc["streams"]) for k in kinds}
+    counts = {k: sum(r[k] for r in launches["streams"]) for k in kinds}
     console.print(
-        f"outliers: {doc['outliers']} kernels · " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()),
+        f"outliers: {launches['outliers']} kernels · "
+        + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items()),
         markup=False,
         highlight=False,
     )
-    if doc["top_outliers"]:
+    if launches["top_outliers"]:
         console.print(
             table(
-                f"Top {len(doc['top_outliers'])} by launch delay",
+                f"Top {len(launches['top_outliers'])} by launch delay",
                 [
                     *where,
                     ("kernel", "left"),
@@ -265,7 +265,7 @@ def print_launches(
                         r["duration_us"],
                         ", ".join(WHY[w] for w in r["outliers"]),
                     ]
-                    for r in doc["top_outliers"]
+                    for r in launches["top_outliers"]
                 ],
             )  # fmt: skip
         )

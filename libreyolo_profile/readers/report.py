@@ -59,7 +59,7 @@ def _steps(con) -> tuple[list[dict], object, int]:
 def report_side(profile: OpenProfile) -> dict:
     """Everything one side of the report shows."""
     s = summary.summary_document(profile)
-    loaded, con, doc, head = profile.loaded, profile.con, profile.doc, profile.head
+    loaded, con, head = profile.loaded, profile.con, profile.head
     steps, rank, ranks = _steps(con)
     k_cols, k_rows = run_sql(
         con,
@@ -83,7 +83,7 @@ def report_side(profile: OpenProfile) -> dict:
         "rank_lanes": records(*run_sql(con, "report_ranks.sql")),  # a job profile's lanes; empty otherwise
         "timeline": timeline(profile),  # a few steps lane by lane, from the trace (readers/report_timeline.py)
         "meta": {
-            "created": doc.get("created"),  # as written: the head's is a datetime
+            "created": head.created,  # as written
             "producer": head.producer,
             "command": head.command,
             "device_name": head.environment.device_name,

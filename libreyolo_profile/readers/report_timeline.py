@@ -34,27 +34,26 @@ LANE, GAP, HEAD, LEFT, AXIS = 13, 3, 18, 180, 22
 
 def trace_of(profile: OpenProfile) -> tuple[Path | None, int | None, str | None]:
     """(the trace the side was analysed from, the rank its tables show, why there is none)."""
-    loaded, doc = profile.loaded, profile.doc
+    loaded, head = profile.loaded, profile.head
     home = Path(loaded.home) if loaded.home is not None else None
-    job = doc.get("job") or {}
-    source = doc.get("source") or {}
-    rank = job.get("metrics_rank")
+    job, source = head.job, head.source
+    rank = job.metrics_rank if job is not None else None
     candidates = []
-    if job.get("traces") and rank is not None:
-        kept = job["traces"].get(str(rank))
+    if job is not None and job.traces and rank is not None:
+        kept = job.traces.get(str(rank))
         if kept:
             candidates.append(Path(kept) if Path(kept).is_absolute() or home is None else home / kept)
     if home is not None:
         candidates.append(home / TRACE_FILE)
-    if source.get("type") == "trace" and source.get("path"):
-        candidates.append(Path(source["path"]))
+    if source.type == "trace" and source.path:
+        candidates.append(Path(source.path))
     for path in candidates:
         if path.is_file():
             return path, rank, None
-    if source.get("type") == BUILTIN_SOURCE:
+    if source.type == BUILTIN_SOURCE:
         return None, rank, "a LibreYOLO built-in profile holds per-step sums, not the trace a timeline draws"
-    if source.get("type") == "trace" and source.get("path"):
-        return None, rank, f"its trace {source['path']} is no longer there"
+    if source.type == "trace" and source.path:
+        return None, rank, f"its trace {source.path} is no longer there"
     return None, rank, "the profile kept no trace to draw it from (measured with --no-trace; --trace keeps it)"
 
 
@@ -73,7 +72,7 @@ def timeline(profile: OpenProfile) -> dict:
         if isinstance(home, str):
             return {"unavailable": home}
     data = json.loads((home / REPORT_TIMELINE_FILE).read_bytes())
-    ranks = len((profile.doc.get("job") or {}).get("ranks") or [])
+    ranks = len(profile.head.job.ranks) if profile.head.job is not None else 0
     return {"rows": data["rows"], "rank": rank if rank is not None else data["trace_rank"], "job_ranks": ranks}
 
 
@@ -87,7 +86,7 @@ def _compute(profile: OpenProfile, path: Path, rank: int | None) -> Path | str:
 
     try:
         parsed = parse_trace(path, report=False)  # the first read already said what it repaired
-        con = ingest(parsed, profile.doc.get("kind"))
+        con = ingest(parsed, profile.head.kind)
     except (ProfileError, OSError, duckdb.Error) as error:
         return f"its trace {path} could not be read again ({_first_line(error)})"
     try:

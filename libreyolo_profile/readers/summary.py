@@ -71,15 +71,16 @@ def summary_document(source: Path | OpenProfile) -> dict:
     return {
         "profile": profile_identity(loaded),
         "kind_inferred": head.kind_inferred,
+        # the file's own objects, shown as written (every key, in its order): copied, not read
         "model": doc.get("model"),
         "window": doc.get("window"),
         "metrics": metrics,
         "null_reasons": reasons,
         "metric_notes": notes,
-        "verdict": doc["verdict"],
-        "marks": doc.get("marks", {}),
+        "verdict": doc["verdict"],  # as written, like model and window (its evidence keys are the verdict's own)
+        "marks": head.marks,
         "headline": head.timing.headline,
-        "devices": doc.get("devices", []),
+        "devices": doc.get("devices", []),  # as written, like model and window
         "repeat_n": trial_count(doc),  # the trials the profile holds, never the n a repeat block claims
         # where each kind of figure comes from, said on the screen beside it (readers/provenance.py)
         "provenance": {
@@ -94,7 +95,7 @@ def summary_document(source: Path | OpenProfile) -> dict:
         "top_ops": records(o_cols, o_rows),
         "phases": records(p_cols, p_rows),
         # a job profile's ranks and straggler (readers/ranks.py); None for one trace
-        "job": ranks_document(profile) if doc.get("job") else None,
+        "job": ranks_document(profile) if head.job is not None else None,
         "blame": blame_by_step(con),
         "modules": top_modules(con),
         "above_roof": above_roof_rows(con),

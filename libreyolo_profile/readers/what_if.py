@@ -43,8 +43,8 @@ def _categories(con) -> list[str]:
     ]
 
 
-def _validate(doc: dict, con, category: str | None, launches: int | None) -> None:
-    m = doc["metrics"]
+def _validate(doc: dict, m, con, category: str | None, launches: int | None) -> None:
+    """`m`: the head's metrics, typed (Loaded.head.metrics); `doc` only for is_cpu_profile."""
     if category is not None:
         if is_cpu_profile(doc):
             raise UsageError(
@@ -57,7 +57,7 @@ def _validate(doc: dict, con, category: str | None, launches: int | None) -> Non
                 f"no kernel category '{category}' in this profile; categories present: {', '.join(present) or 'none'}"
             )
     if launches is not None:
-        per_step = m.get("launches_per_step")
+        per_step = m.launches_per_step
         most = math.floor(per_step) if isinstance(per_step, (int, float)) else 0
         if most < 1:
             raise UsageError(
@@ -70,8 +70,8 @@ def _validate(doc: dict, con, category: str | None, launches: int | None) -> Non
             )
 
 
-def _caveat(doc: dict, row: dict, inputs: dict) -> str:
-    bound = doc["verdict"]["bound"]
+def _caveat(head, row: dict, inputs: dict) -> str:
+    bound = head.verdict.bound
     parts = [
         "the per-launch cost is an approximation: per_launch_host_us averages the whole step's host time over "
         "its launches, and kernel_gap_us is a median, so removing particular work may save more or less; "
@@ -111,30 +111,30 @@ def _caveat(doc: dict, row: dict, inputs: dict) -> str:
             f"the step cannot shrink below the {fmt(row['remaining_device_ms'])} ms of device work left on its "
             "critical path (the blame's device-busy time minus the time the removed work alone held the device)"
         )
-    if "tiny_window" in doc.get("marks", {}):
+    if "tiny_window" in head.marks:
         parts.append("the profile's window is tiny, so its inputs are noisy")
     return "; ".join(parts)
 
 
-def _blame_launch_us(m: dict, on_gpu: bool) -> float | None:
+def _blame_launch_us(m, on_gpu: bool) -> float | None:
     """The host time per launch while the device idled, µs: the blame's launching time per step ÷ launches
     per step (None without a blame or launches). per_launch_host_us also holds syncs and CPU work."""
-    launching, launches = m.get("blame_launching_pct"), m.get("launches_per_step")
-    step_ms = m.get("blame_step_ms") or m.get("step_ms")  # the blame's shares are of its own step
+    launching, launches = m.blame_launching_pct, m.launches_per_step
+    step_ms = m.blame_step_ms or m.step_ms  # the blame's shares are of its own step
     if not on_gpu or launching is None or not step_ms or not launches:
         return None
     return launching * step_ms * 10 / launches  # % × ms → µs: ÷ 100 × 1000
 
 
-def result_inputs(inputs: dict, head: dict) -> dict:
+def result_inputs(inputs: dict, totals: dict) -> dict:
     """The figures the model used: the profile's metrics, then what the model derived from them."""
     return {
         **inputs,
-        "bottleneck_ms": head["bottleneck_ms"],
-        "remaining_device_ms": head["remaining_device_ms"],
-        "host_floor_ms": head["host_floor_ms"],
-        "floor_ms": head["floor_ms"],
-        "cap_ms": head["cap_ms"],
+        "bottleneck_ms": totals["bottleneck_ms"],
+        "remaining_device_ms": totals["remaining_device_ms"],
+        "host_floor_ms": totals["host_floor_ms"],
+        "floor_ms": totals["floor_ms"],
+        "cap_ms": totals["cap_ms"],
     }
 
 
@@ -149,33 +149,42 @@ INPUT_METRICS = (
 )
 
 
-def _model_inputs(m: dict, on_gpu: bool) -> dict:
-    """The profile's figures the model reads, then the launch costs derived from them."""
-    inputs = {name: m.get(name) for name in INPUT_METRICS}
+def _model_inputs(m, on_gpu: bool) -> dict:
+    """The profile's figures the model reads (`m`: the head's metrics, typed), then the launch costs derived
+    from them."""
+    inputs = {name: getattr(m, name) for name in INPUT_METRICS}
     inputs["blame_launch_us"] = _blame_launch_us(m, on_gpu)
-    inputs["steady_launch_us"] = m.get("steady_launch_us")
+    inputs["steady_launch_us"] = m.steady_launch_us
     return inputs
 
 
-def _sql_params(doc: dict, inputs: dict, on_gpu: bool, category: str | None, launches: int | None) -> dict:
+def _sql_params(loaded, inputs: dict, on_gpu: bool, category: str | None, launches: int | None) -> dict:
     """what_if.sql's parameters: the verdict, the removal asked for, the model's inputs and the blame's shares."""
-    m, bound = doc["metrics"], doc["verdict"]["bound"]
+    head = loaded.head
+    m, bound = head.metrics, head.verdict.bound
     params = {
         "bound": bound,
-        "device_type": doc.get("device_type"),
+        "device_type": head.device_type,
         "util_threshold": thresholds()["gpu_util_pct"],
         "category": category,
         "launches": launches,
         **{
             k: inputs[k] for k in ("step_ms", "throughput_img_s", "gpu_util_pct", "per_launch_host_us", "kernel_gap_us")
         },
-        **{k: m.get(k) for k in ("dataload_pct", "to_device_pct", "sync_pct", "preprocess_pct", "postprocess_pct")},
+        **{
+            k: getattr(m, k) for k in ("dataload_pct", "to_device_pct", "sync_pct", "preprocess_pct", "postprocess_pct")
+        },
     }
-    params["blame_bottleneck_pct"], params["device_busy_pct"] = blame_bottleneck(m, doc.get("kind"), on_gpu, bound)
+    # verdict.py's blame_bottleneck decides from the metrics mapping as written (the verdict's own input, built
+    # from every number the file's metrics hold): handed the document's, as the verdict was when written
+    metrics_as_written = loaded.doc["metrics"]
+    params["blame_bottleneck_pct"], params["device_busy_pct"] = blame_bottleneck(
+        metrics_as_written, head.kind, on_gpu, bound
+    )
     params["blame_launch_us"] = inputs["blame_launch_us"]
     params["steady_launch_us"] = inputs["steady_launch_us"]
     # the blame's shares are of its own step (blame_step_ms), the ms they stand for too
-    launching, blame_step = m.get("blame_launching_pct"), m.get("blame_step_ms") or m.get("step_ms")
+    launching, blame_step = m.blame_launching_pct, m.blame_step_ms or m.step_ms
     params["blame_step_ms"] = blame_step if params["device_busy_pct"] is not None else None
     params["launching_ms"] = launching * blame_step / 100 if on_gpu and launching is not None and blame_step else None
     params["launches_per_step"] = inputs["launches_per_step"]
@@ -183,20 +192,20 @@ def _sql_params(doc: dict, inputs: dict, on_gpu: bool, category: str | None, lau
     return params
 
 
-def host_floor_ms(m: dict, on_gpu: bool, category: str | None, launches: int | None) -> float | None:
+def host_floor_ms(m, on_gpu: bool, category: str | None, launches: int | None) -> float | None:
     """The host's recorded work per step that does not wait on the device, with the removed work's launch calls
     left out, ms (None where not measured). A category's launches are the analysis's own (host_work_without_launches);
     N launches are priced at launch_api_us, the mean launch call. On a CPU the ops removed are host work
     themselves, so no host floor applies."""
     if not on_gpu:
         return None
-    work = m.get("host_work_ms")
+    work = m.host_work_ms
     if category is not None:
-        by_category = {k.lower(): v for k, v in _json_map(m.get("host_work_without_launches")).items()}
+        by_category = {k.lower(): v for k, v in _json_map(m.host_work_without_launches).items()}
         work = by_category.get(category.lower())
     if work is None or not launches:
         return work
-    per_launch = m.get("launch_api_us")
+    per_launch = m.launch_api_us
     return None if per_launch is None else work - launches * per_launch / 1000
 
 
@@ -221,14 +230,14 @@ def _chosen_by(bound: str, model: str, inputs: dict) -> str:
     )
 
 
-def _null_notes(rows: list[dict], head: dict, model: str, doc: dict) -> list[str]:
+def _null_notes(rows: list[dict], totals: dict, model: str, doc: dict) -> list[str]:
     """A note for each part the model could not estimate and for a null throughput, naming the null input."""
     notes = []
     for row in rows:
         if row["part_saved_ms"] is None:
             needed = MODEL_INPUT.get(model) or ("kernel_gap_us" if row["part"] == "launches" else "step_ms")
             notes.append(f"{row['part']}: no estimate, {needed} is null ({null_reason(needed, doc)})")
-    if head["baseline_throughput_img_s"] is None:
+    if totals["baseline_throughput_img_s"] is None:
         notes.append(f"throughput: null ({null_reason('throughput_img_s', doc)})")
     return notes
 
@@ -239,25 +248,25 @@ def what_if_document(trace: Path | OpenProfile, remove_category: str | None, rem
         raise UsageError("what-if needs --remove-category C and/or --remove-launches N, or --op-at-roofline PCT alone")
     profile = opened(trace)
     loaded, con = profile.loaded, profile.con
-    doc = loaded.doc
-    _validate(doc, con, remove_category, remove_launches)
-    bound = doc["verdict"]["bound"]
+    doc, head = loaded.doc, loaded.head
+    _validate(doc, head.metrics, con, remove_category, remove_launches)
+    bound = head.verdict.bound
     on_gpu = not is_cpu_profile(doc)
-    inputs = _model_inputs(doc["metrics"], on_gpu)
-    rows = records(*run_sql(con, "what_if.sql", _sql_params(doc, inputs, on_gpu, remove_category, remove_launches)))
-    head = rows[0]
-    model = head["model"]
+    inputs = _model_inputs(head.metrics, on_gpu)
+    rows = records(*run_sql(con, "what_if.sql", _sql_params(loaded, inputs, on_gpu, remove_category, remove_launches)))
+    first = rows[0]  # what_if.sql's totals, on every row
+    model = first["model"]
     return {
         "profile": profile_identity(loaded),
-        "verdict": {"bound": bound, "reason": doc["verdict"].get("reason")},
+        "verdict": {"bound": bound, "reason": head.verdict.reason},
         "model": {
             "name": model,
             "formula": MODEL_TEXT[model],
             "chosen_by": _chosen_by(bound, model, inputs),
-            "capped_by_verdict": head["capped_by_verdict"],
+            "capped_by_verdict": first["capped_by_verdict"],
         },
         "inputs": {
-            **result_inputs(inputs, head),
+            **result_inputs(inputs, first),
         },
         "parts": [
             {
@@ -269,24 +278,24 @@ def what_if_document(trace: Path | OpenProfile, remove_category: str | None, rem
             }
             for r in rows
         ],
-        "baseline": {"step_ms": head["baseline_step_ms"], "throughput_img_s": head["baseline_throughput_img_s"]},
-        "projected": {"step_ms": head["projected_step_ms"], "throughput_img_s": head["projected_throughput_img_s"]},
-        "saved_ms": head["saved_ms"],
-        "saved_pct": head["saved_pct"],
-        "uncapped_saved_ms": head["uncapped_ms"],
-        "capped": head["capped"],
+        "baseline": {"step_ms": first["baseline_step_ms"], "throughput_img_s": first["baseline_throughput_img_s"]},
+        "projected": {"step_ms": first["projected_step_ms"], "throughput_img_s": first["projected_throughput_img_s"]},
+        "saved_ms": first["saved_ms"],
+        "saved_pct": first["saved_pct"],
+        "uncapped_saved_ms": first["uncapped_ms"],
+        "capped": first["capped"],
         "floor": {
             "model": FLOOR,
-            "device_ms": head["remaining_device_ms"],
-            "host_ms": head["host_floor_ms"],
-            "ms": head["floor_ms"],
+            "device_ms": first["remaining_device_ms"],
+            "host_ms": first["host_floor_ms"],
+            "ms": first["floor_ms"],
         },
-        "notes": _null_notes(rows, head, model, doc),
-        "caveat": _caveat(doc, head, inputs),
+        "notes": _null_notes(rows, first, model, doc),
+        "caveat": _caveat(head, first, inputs),
         # which inputs were timed without the profiler (the headline) and which under it
         "inputs_measured": {
-            name: "unprofiled" if is_unprofiled(name, loaded.head) else "profiled" if name in METRICS else "derived"
-            for name in result_inputs(inputs, head)
+            name: "unprofiled" if is_unprofiled(name, head) else "profiled" if name in METRICS else "derived"
+            for name in result_inputs(inputs, first)
         },
     }
 

@@ -72,18 +72,6 @@ def profiles_columns() -> list[tuple[str, str, str, str]]:
     return PROFILE_COLUMNS + metric_columns()
 
 
-def _int(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
-
-
 def _bool(value):
     return value if isinstance(value, bool) else None
 
@@ -104,57 +92,51 @@ def _metric_types() -> tuple[tuple[str, str], ...]:
     return tuple((name, sql_type) for name, sql_type, _, _ in metric_columns())
 
 
-def profile_row(doc: dict) -> dict:
-    """The `profiles` columns that come from the profile document (its tables are not needed)."""
-    settings = doc.get("settings") or {}
-    env = doc.get("environment") or {}
-    model = doc.get("model") or {}
-    source = doc.get("source") or {}
-    metrics = doc.get("metrics") or {}
-    devices = doc.get("devices") or []
-    verdict = doc.get("verdict") or {}
-    command = doc.get("command")
-    device_name = env.get("device_name") or (
-        devices[0].get("name") if devices and isinstance(devices[0], dict) else None
-    )
-    if device_name is None and is_cpu_profile(doc):
-        device_name = env.get("cpu") or "CPU"
+def profile_row(head) -> dict:
+    """The `profiles` columns that come from the profile document's head (store/document/head.py's typed
+    ProfileHead, read by attribute; its tables are not needed)."""
+    settings, env, model, source = head.settings, head.environment, head.model, head.source
+    device_name = env.device_name or (head.devices[0].name if head.devices else None)
+    if device_name is None and is_cpu_profile({"device_type": head.device_type}):
+        device_name = env.cpu or "CPU"
+    command = head.command
     row = {
-        "kind": doc.get("kind"),
-        "created": doc.get("created"),
-        "device_type": doc.get("device_type"),
+        "kind": head.kind,
+        "created": head.created,  # as written: the view casts it
+        "device_type": head.device_type,
         "device_name": _text(device_name),
-        "model_family": _text(model.get("family")),
-        "model_size": _text(model.get("size")),
-        "batch": _int(settings.get("batch")),
-        "imgsz": _int(settings.get("imgsz")),
-        "generation": _text(doc.get("generation")),
-        "schema_version": _int(doc.get("schema_version")),
-        "tables_version": _int(doc.get("tables_version")),
-        "kind_inferred": _bool(doc.get("kind_inferred")),
-        "producer": _text(doc.get("producer")),
-        "source_type": _text(source.get("type")),
-        "source_path": _text(source.get("path")),
-        "device": _text(settings.get("device")),
-        "half": _bool(settings.get("half")),
-        "amp": _bool(settings.get("amp")),
-        "workers": _int(settings.get("workers")),
-        "warmup": _int(settings.get("warmup")),
-        "repeat": _int(settings.get("repeat")) or len(doc.get("trials") or []) or None,
-        "model_weights": _text(model.get("weights")),
-        "weights_source": _text(model.get("weights_source")),
-        "parameter_count": _int(model.get("parameter_count")),
-        "model_format": _text(model.get("format")),
-        "model_runtime": _text(model.get("runtime")),
-        "execution_provider": _text(model.get("execution_provider")),
-        "flops": _int(model.get("flops")),
-        "torch_version": _text(env.get("torch")),
-        "libreyolo_version": _text(env.get("libreyolo")),
-        "command": shlex.join(str(c) for c in command) if isinstance(command, list) else _text(command),
-        "next_step": _text(verdict.get("next_step")),
-        "marks": sorted((doc.get("marks") or {}).keys()),
+        "model_family": model.family,
+        "model_size": model.size,
+        "batch": settings.batch,
+        "imgsz": settings.imgsz,
+        "generation": head.generation,
+        "schema_version": head.schema_version,
+        "tables_version": head.tables_version,
+        "kind_inferred": head.kind_inferred,
+        "producer": head.producer,
+        "source_type": source.type,
+        "source_path": source.path,
+        "device": _text(settings.device),
+        "half": settings.half,
+        "amp": settings.amp,
+        "workers": settings.workers,
+        "warmup": settings.warmup,
+        "repeat": settings.repeat or len(head.trials) or None,
+        "model_weights": model.weights,
+        "weights_source": model.weights_source,
+        "parameter_count": model.parameter_count,
+        "model_format": model.format,
+        "model_runtime": model.runtime,
+        "execution_provider": model.execution_provider,
+        "flops": model.flops,
+        "torch_version": env.torch,
+        "libreyolo_version": env.libreyolo,
+        "command": shlex.join(command) if isinstance(command, list) else command,
+        "next_step": head.verdict.next_step,
+        "marks": sorted(head.marks),
     }
+    metrics = head.metrics
     for name, sql_type in _metric_types():
-        value = metrics.get(name)
+        value = getattr(metrics, name)
         row[name] = _bool(value) if sql_type == "BOOLEAN" else _text(value) if sql_type == "VARCHAR" else _number(value)
     return row

@@ -45,38 +45,20 @@ class Found:
     doc: dict | None  # the document without its tables (None when its row came from the cache)
     sidecars: Path | None = None  # directory whose parquet files belong to doc
     row: dict | None = None  # its `profiles` columns that come from the document (columns.profile_row)
+    head: object = None  # the typed head (store/document/head.py), decoded once where it is checked (is_ours)
 
 
 def head_decoder():
-    """A msgspec decoder for profile.json that skips the embedded tables (most of the bytes)."""
+    """A msgspec decoder for profile.json that skips the embedded tables (most of the bytes): every field of
+    the typed head (store/document/head.py), each as the file holds it, for is_ours to check; its field names."""
     from typing import Any
 
     import msgspec
 
-    fields = [
-        "schema",
-        "schema_version",
-        "tables_version",
-        "generation",
-        "kind",
-        "kind_inferred",
-        "device_type",
-        "created",
-        "producer",
-        "source",
-        "command",
-        "settings",
-        "environment",
-        "model",
-        "window",
-        "devices",
-        "metrics",
-        "verdict",
-        "marks",
-        "repeat",
-        "trials",
-    ]
-    head = msgspec.defstruct("ProfileHead", [(f, Any, None) for f in fields])
+    from libreyolo_profile.store.document.head import head_struct
+
+    fields = [field.name for field in msgspec.structs.fields(head_struct())]
+    head = msgspec.defstruct("RawHead", [(f, Any, None) for f in fields])
     return msgspec.json.Decoder(head), fields
 
 
@@ -107,8 +89,8 @@ def _full_load(item: Found) -> Found | None:
         skip_note(f"skipped {item.json_path}: {exc.message}")
         return None
     doc = {k: v for k, v in loaded.doc.items() if k != "tables"}
-    found = Found(item.display, item.json_path, doc, directory)
-    found.row = profile_row(found.doc)
+    found = Found(item.display, item.json_path, doc, directory, head=loaded.head)
+    found.row = profile_row(found.head)
     return found
 
 
@@ -196,14 +178,15 @@ class _Verified:
 
 
 def is_ours(item: Found) -> bool:
-    """A profile of ours this version reads, with a head readers can read (store/document/head.py);
-    anything else is skipped with a note."""
+    """A profile of ours this version reads, with a head readers can read (store/document/head.py), kept as
+    `item.head`; anything else is skipped with a note. `item.doc` is the raw head as decoded from the file,
+    before it is known to be a profile of ours: its schema is read from it, nothing else."""
     schema, version = item.doc.get("schema"), item.doc.get("schema_version")
     if schema in (PROFILE_SCHEMA, REPEAT_SCHEMA) and isinstance(version, int) and version <= SCHEMA_VERSION:
         from libreyolo_profile.store.document.head import BadHead, check_head
 
         try:
-            check_head(item.doc)
+            item.head = check_head(item.doc)
         except BadHead as exc:
             skip_note(f"skipped {item.json_path}: not a valid profile: {exc}")
             return False
@@ -243,14 +226,11 @@ def collect(roots: list[Path]) -> list[Found]:
     others = [item for item in heads if item.doc.get("schema") == BUILTIN_SCHEMA]
     for item in ours:
         directory = os.path.dirname(item.json_path)
-        generation = item.doc.get("generation")
-        if (
-            isinstance(generation, str)
-            and generation
-            and signatures[item.json_path] is not None
-            and all(written_for(os.path.join(directory, f"{t}.parquet"), generation, t) for t in TABLES)
+        generation = item.head.generation  # the head check holds it to a non-empty string
+        if signatures[item.json_path] is not None and all(
+            written_for(os.path.join(directory, f"{t}.parquet"), generation, t) for t in TABLES
         ):
-            item.sidecars, item.row = item.json_path.parent, profile_row(item.doc)
+            item.sidecars, item.row = item.json_path.parent, profile_row(item.head)
             verified.remember(item.json_path, signatures[item.json_path], item.row)
             result.append(item)
         else:

@@ -195,7 +195,7 @@ def sidecar_prefix(profile_dir: str, generation: str) -> str:
 def _sidecars_of(item, objects: dict[str, int]) -> str:
     """Where a profile's sidecars are: under its generation's prefix (what import writes), or beside its
     profile.json (what imports before that wrote)."""
-    versioned = sidecar_prefix(item.display, str(item.doc.get("generation")))
+    versioned = sidecar_prefix(item.display, item.head.generation)
     return versioned if all(f"{versioned}/{t}.parquet" in objects for t in TABLES) else item.display
 
 
@@ -256,9 +256,7 @@ def collect_remote(fs, root: str) -> list:
     files = [f"{where[item.json_path]}/{t}.parquet" for item in candidates for t in TABLES]
     present = [f for f in files if f in objects]
     generations = {
-        f: str(item.doc.get("generation"))
-        for item in candidates
-        for f in (f"{where[item.json_path]}/{t}.parquet" for t in TABLES)
+        f: item.head.generation for item in candidates for f in (f"{where[item.json_path]}/{t}.parquet" for t in TABLES)
     }
     try:
         matched = dict(
@@ -269,7 +267,7 @@ def collect_remote(fs, root: str) -> list:
     result = []
     for item in candidates:
         if all(matched.get(f"{where[item.json_path]}/{t}.parquet") for t in TABLES):
-            item.sidecars, item.row = where[item.json_path], profile_row(item.doc)
+            item.sidecars, item.row = where[item.json_path], profile_row(item.head)
             result.append(item)
         else:  # not rebuilt from object storage: the importer writes sidecars that match
             skip_note(

@@ -296,14 +296,16 @@ def _load_trace(path: Path) -> Loaded:
     return loaded
 
 
-def _sidecars_match(home: Path, doc: dict, con=None) -> bool:
-    return _sidecar_mismatch(home, doc, con) is None
+def _sidecars_match(home: Path, loaded: Loaded, con=None) -> bool:
+    return _sidecar_mismatch(home, loaded, con) is None
 
 
-def _sidecar_mismatch(home: Path, doc: dict, con=None) -> str | None:
-    """Why the parquet files in `home` are not the tables of `doc` (None: they are): one missing, corrupt,
+def _sidecar_mismatch(home: Path, loaded: Loaded, con=None) -> str | None:
+    """Why the parquet files in `home` are not the tables of `loaded` (None: they are): one missing, corrupt,
     written for another generation or row count, or with columns other than the table's (schema.py). `con`:
-    a DuckDB connection to ask on (default: DuckDB's own)."""
+    a DuckDB connection to ask on (default: DuckDB's own). The generation is the head's; the row counts are
+    the embedded tables' (`doc["tables"]`, which the head leaves out)."""
+    generation, tables = loaded.head.generation, loaded.doc["tables"]
     files = {table: home / f"{table}.parquet" for table in TABLES}
     try:  # every file's footer in three statements: one pair of statements per file was half a reader's work
         facts = _parquet_facts(list(files.values()), con) if all(f.is_file() for f in files.values()) else {}
@@ -313,14 +315,14 @@ def _sidecar_mismatch(home: Path, doc: dict, con=None) -> str | None:
         if not file.is_file():
             return "missing"
         try:
-            generation, rows, columns = facts.get(str(file)) or _parquet_facts([file], con)[str(file)]
+            found_generation, rows, columns = facts.get(str(file)) or _parquet_facts([file], con)[str(file)]
         except Exception:  # unreadable or corrupt parquet: rebuild from profile.json
             return "corrupt"
-        if generation != doc.get("generation"):
+        if found_generation != generation:
             return "stale"
         if columns != parquet_columns(table):  # written for this profile.json, but not by us
             return f"{file} holds other columns than the {table} table"
-        expected = len(doc["tables"].get(table, {"rows": []})["rows"])
+        expected = len(tables.get(table, {"rows": []})["rows"])
         if rows != expected:
             return f"{file} holds {rows} rows, its profile.json {expected}"
     return None
@@ -355,7 +357,7 @@ def sidecar_dir(loaded: Loaded, con=None) -> Path:
     from libreyolo_profile.store.workdir import scratch, writing
 
     if loaded.home is not None:
-        mismatch = _sidecar_mismatch(loaded.home, loaded.doc, con)
+        mismatch = _sidecar_mismatch(loaded.home, loaded, con)
         if mismatch is None:
             return loaded.home
         if mismatch not in ("missing", "corrupt", "stale"):  # the generation matched: say why it is not used
@@ -366,9 +368,9 @@ def sidecar_dir(loaded: Loaded, con=None) -> Path:
                 file=sys.stderr,
             )
     encoded = json.dumps(loaded.doc["tables"], sort_keys=True, default=str).encode()
-    key = bytes_key(encoded + str(loaded.doc.get("generation")).encode())
+    key = bytes_key(encoded + loaded.head.generation.encode())
     home = cache_root() / "sidecars" / key
-    if is_entry(home) and _sidecars_match(home, loaded.doc, con):
+    if is_entry(home) and _sidecars_match(home, loaded, con):
         return home  # a read-only cache still answers what it holds
 
     def rebuild(root: Path) -> Path:
@@ -384,7 +386,7 @@ def sidecar_dir(loaded: Loaded, con=None) -> Path:
             except (TypeError, ValueError, OverflowError, NotImplementedError) as exc:  # pyarrow's errors too
                 message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise UnanalysableError(f"{loaded.path}: its tables cannot be written as parquet: {message}") from None
-            publish_entry(staged, home, lambda entry: _sidecars_match(entry, loaded.doc), retired=work)
+            publish_entry(staged, home, lambda entry: _sidecars_match(entry, loaded), retired=work)
         return home
 
     return writing(rebuild)

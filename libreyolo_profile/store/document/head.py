@@ -55,6 +55,7 @@ class Settings(_Open):
     amp: bool | None = None
     weights: Text | None = None
     size: Text | None = None
+    amp_dtype: Text | None = None  # the autocast dtype (a pooled compare side holds one)
 
 
 class Environment(_Open):
@@ -98,6 +99,7 @@ class Verdict(_Open):
     reason: Text | None = None
     next_step: Text | None = None
     evidence: dict[str, Number | Text | bool | None] | None = None
+    method: Text | None = None  # how the verdict was decided (verdict.py's method())
 
 
 class Timing(_Open):
@@ -141,13 +143,20 @@ def _empty(kind):
     return msgspec.field(default_factory=kind)
 
 
-class Job(_Open, forbid_unknown_fields=False, kw_only=True):
-    """A job profile's `job` (store/document/job.py): what the readers index in it, typed."""
+# a rank as a key of a JSON object (job.traces): its decimal digits, so int() of it never fails
+RankKey = Annotated[str, msgspec.Meta(pattern=r"^-?[0-9]{1,18}$")]
 
+
+class Job(_Open, forbid_unknown_fields=False, kw_only=True):
+    """A job profile's `job` (store/document/job.py): what the readers index in it, typed. A job is its
+    ranks: `ranks` must be there, so `head.job is not None` is what makes a profile a job's."""
+
+    ranks: list[Int64]
     metrics_rank: Int64 | None = None
     rank_source: Text | None = None
     world_size: Int64 | None = None
     straggler: dict[str, Any] | None = None
+    traces: dict[RankKey, Text] | None = None  # {rank: its trace}: a path, or a name in the profile's directory
 
 
 @cache
@@ -164,7 +173,7 @@ def head_struct() -> type:
         ("tables_version", Int64 | None, None),
         ("kind_inferred", bool | None, None),
         ("device_type", Text | None, None),
-        ("created", _dt.datetime | None, None),
+        ("created", Text | None, None),  # as written; an RFC 3339 time (_check_created)
         ("producer", Text | None, None),
         ("command", list[Text] | Text | None, None),
         ("rank", Int64 | None, None),
@@ -185,7 +194,23 @@ def head_struct() -> type:
         ("trials", list[metrics_struct(trial=True)], _empty(list)),
         ("repeat", dict[str, RepeatStat], _empty(dict)),
     ]
-    return msgspec.defstruct("ProfileHead", fields, bases=(_Open,), forbid_unknown_fields=False)
+    return msgspec.defstruct(
+        "ProfileHead",
+        fields,
+        bases=(_Open,),
+        forbid_unknown_fields=False,
+        namespace={"__post_init__": _check_created},
+    )
+
+
+def _check_created(head) -> None:
+    """`created` is kept as the file writes it (the report shows it so, the `profiles` view casts it), and
+    must be an RFC 3339 time: checked here, as a datetime field would be, without keeping the datetime."""
+    if head.created is not None:
+        try:
+            msgspec.convert(head.created, _dt.datetime)
+        except msgspec.ValidationError as exc:
+            raise ValueError(f"created: {exc}") from None
 
 
 class BadHead(ValueError):
@@ -228,9 +253,10 @@ def check_head(doc: dict):
 def _message(exc: msgspec.ValidationError) -> str:
     """msgspec's message, its `$.a.b` path spelled as the field: `settings.batch: Expected int …`."""
     text = str(exc).splitlines()[0] if str(exc) else "invalid"
-    detail, _, where = text.partition(" - at `$")
-    field = where.rstrip("`").lstrip(".")
-    return f"{field}: {detail}" if field else detail
+    detail, _, where = text.partition(" - at `")
+    key, _, where = where.rpartition("` in `")  # a key of an object: "at `key` in `$.job.traces`"
+    field = where.rstrip("`").removeprefix("$").lstrip(".")
+    return f"{field}: {detail}{' (a key)' if key else ''}" if field else detail
 
 
 def tables_problem(doc: dict) -> str | None:
