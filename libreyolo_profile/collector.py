@@ -3,7 +3,10 @@
 Importing torch and LibreYOLO and building the model leave ~440,000 long-lived objects, and every full
 collection scans them all again: ~190 ms each on this project's 2-core machine, nine of them in the
 seed's `infer` (six during the imports, one in the model build, and the one before each timed block, which
-only means to clear what the setup and the profiler left). None of that is the model's cost.
+only means to clear what the setup and the profiler left). None of that is the model's cost: with the
+collector left to Python, the seed's `infer` (one torch thread) took 13.0 CPU-s against 11.3 with this
+module, lower in each of 7 interleaved rounds (`python benchmarks/bench_hand_written.py gc`,
+docs/design/performance.md).
 
 So a measuring command starts with the collector off and, before its first measured call, freezes what
 the start-up left (gc.freeze: out of every later scan; the gc module documents the same disable-early,

@@ -1,7 +1,9 @@
 """pyarrow's pandas probe, answered "no" once in a command.
 
-The first Arrow array a process builds from Python objects makes pyarrow import pandas (0.2-0.6 s here, more
-than a small trace's whole analysis), only to ask whether the input is a pandas object. No command builds one
+The first Arrow array a process builds from Python objects makes pyarrow import pandas, only to ask whether
+the input is a pandas object (any pa.array call does, typed or from numpy): a first `summary` of a small trace
+took 1.28 CPU-s with this module and 1.65 without it, of the h100 example 1.60 against 1.87
+(`python benchmarks/bench_hand_written.py pandas`, docs/design/performance.md). No command builds an array
 from pandas, and the plain LibreYOLO script a command is measured against never imports it. So a command-line
 process that has not imported pandas lets pyarrow's first probe find no pandas; pyarrow remembers the answer
 for its probes and still imports pandas, for real, wherever a conversion needs it (its strict checks retry the

@@ -4,9 +4,12 @@ A parquet file ends with its footer (Thrift compact FileMetaData), the footer's 
 endian) and b"PAR1". Our writer puts the profile's generation in the key-value metadata
 (store/disk/sidecars.py), where Thrift encodes one KeyValue as: field header 0x18, varint length, key;
 field header 0x18, varint length, value. Looking for exactly those bytes in the footer answers the question
-with one small read per file: asking DuckDB's parquet_kv_metadata for 1,000 profiles' 7,000 files took
-0.3–0.4 s of a first cross-run query. Anything unexpected answers False, which only sends the profile
-down the slow path (its sidecars are checked by the loader and rebuilt into the cache when they differ).
+with one small read per file. It stays because the libraries cost a first `query` what a user notices: over
+1,000 never-seen profiles (10,000 sidecars) the checks take 0.12 CPU-s this way, 2.1 with
+pyarrow.parquet.read_metadata and 3.3 with DuckDB's parquet_kv_metadata and parquet_schema, and the whole
+query 1.76 CPU-s against 3.88 with pyarrow's (`python benchmarks/bench_hand_written.py footers`,
+docs/design/performance.md). Anything unexpected answers False, which only sends the profile down the slow
+path (its sidecars are checked by the loader and rebuilt into the cache when they differ).
 
 The generation alone is not enough: a parquet file with the right generation but other columns (hand-made,
 or written by another version) would break every `FROM kernels` under the root. So the footer's schema,
