@@ -6,7 +6,9 @@ of the shared traces."""
 
 from __future__ import annotations
 
+import bisect
 import gzip
+import itertools
 import json
 import re
 
@@ -192,10 +194,14 @@ def closing_tail(path) -> dict:
     events = json.load(gzip.open(path) if str(path).endswith(".gz") else open(path), parse_float=Decimal)
     events = events["traceEvents"] if isinstance(events, dict) else events
 
-    def ns(value) -> int | None:
+    def ns(value) -> int | None:  # exact: a JSON integer or Decimal as parsed, a string as its decimal text
         try:
-            return int(Decimal(str(value)) * 1000)
-        except ArithmeticError:
+            if isinstance(value, bool):
+                return None
+            if isinstance(value, int):
+                return value * 1000
+            return int((value if isinstance(value, Decimal) else Decimal(str(value))) * 1000)
+        except (ArithmeticError, ValueError):
             return None
 
     device = {"kernel", "mtia_ccp_events", "gpu_memcpy", "memcpy", "gpu_memset", "memset"}
@@ -233,12 +239,25 @@ def closing_tail(path) -> dict:
         if cat in runtime_cats or (e.get("ph") == "X" and cat in host_cats):  # (ts, its end, is not a wait)
             host_records.append((ts, ts + dur, not (cat in runtime_cats and wait.search(name))))
     # a step inside which no host work starts is dropped, unless no step has any (then all are kept)
-    steps = sorted(set(s for s in steps if any(s[0] <= t < s[1] for t in host_starts)) or set(steps))
+    host_starts.sort()
+
+    def has_host_work(step: tuple[int, int]) -> bool:  # a host start in [start, end)
+        first = bisect.bisect_left(host_starts, step[0])
+        return first < len(host_starts) and host_starts[first] < step[1]
+
+    steps = sorted(set(s for s in steps if has_host_work(s)) or set(steps))
     if not steps:
         return None
 
+    # the latest end of the work that starts before each point: bisect over the starts (a scan of every piece of
+    # work for every step made this reference quadratic, minutes on a trace with thousands of steps)
+    work.sort()
+    work_starts, latest_end = [s for s, _ in work], list(itertools.accumulate((e for _, e in work), max))
+
     def closing(start: int, end: int) -> int:  # from the step's last recorded work (clipped to it) to its end
-        return end - max(start, min(end, max((e for s, e in work if s < end and e > start), default=start)))
+        before = bisect.bisect_left(work_starts, end)  # work starting before the step's end
+        last = latest_end[before - 1] if before else start  # it overlaps the step exactly when it ends past start
+        return end - max(start, min(end, last))
 
     start, end = steps[-1]
     # only what exceeds every other step's closing stretch: what each step has at its close stays in it; and an
