@@ -142,7 +142,7 @@ def load_side(name: str, path: Path | Loaded) -> Side:
     if len(files) == 1 and files[0].parent != path:
         # one profile, however deep: read as that profile, under the name the user gave
         inner = load_document(files[0].parent)
-        return Side(name, path, [Loaded(inner.doc, inner.home, path)])
+        return Side(name, path, [Loaded(inner.doc, inner.home, path, inner.head)])  # the head decoded once
     if len(files) < 2:
         return Side(name, path, [load_document(path)])  # the loader names what is missing
     readable, unreadable = _readable(path, files)
