@@ -18,51 +18,27 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-_API = (
-    "Comparison",
-    "Metrics",
-    "Profile",
-    "ProfileError",
-    "UnanalysableError",
-    "UsageError",
-    "Verdict",
-    "compare",
-    "connect",
-    "export",
-    "import_job",
-    "open",
-    "query",
-    "what_if",
-)
-__all__ = ["__version__", *_API]
-
 if TYPE_CHECKING:  # what type checkers and editors see; at run time __getattr__ imports on first use
-    from libreyolo_profile.api import (
-        Comparison,
-        Metrics,
-        Profile,
-        ProfileError,
-        UnanalysableError,
-        UsageError,
-        Verdict,
-        compare,
-        connect,
-        export,
-        import_job,
-        open,
-        query,
-        what_if,
-    )
+    from libreyolo_profile.api import *  # noqa: F403  (the names: libreyolo_profile.api.__all__, declared once)
+
+
+def _api():
+    # import_module, not `from libreyolo_profile import api`: that asks this module for `api` first, which
+    # would come back here
+    import importlib
+
+    return importlib.import_module("libreyolo_profile.api")
 
 
 def __getattr__(name: str):
-    """`lp.open` and the other API names, imported from libreyolo_profile.api when first asked for."""
-    if name in _API:
-        from libreyolo_profile import api
-
-        return getattr(api, name)
+    """`lp.open` and the other API names (libreyolo_profile.api.__all__), imported from libreyolo_profile.api
+    when first asked for; `__all__` too, so `from libreyolo_profile import *` sees them."""
+    if name == "__all__":
+        return ["__version__", *_api().__all__]
+    if not name.startswith("_") and name != "api" and name in _api().__all__:
+        return getattr(_api(), name)
     raise AttributeError(f"module 'libreyolo_profile' has no attribute '{name}'")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+    return sorted(set(globals()) | set(_api().__all__))
