@@ -47,7 +47,9 @@ JSON_COLUMNS = ("input_dims", "shape_dims", "input_types", "concrete_inputs")
 def reference_table(path: Path) -> pa.Table:
     """What the table must hold, computed the slow, obvious way."""
     data = gzip.open(path).read() if path.read_bytes()[:2] == b"\x1f\x8b" else path.read_bytes()
-    doc = json.loads(data, parse_int=_Number, parse_float=_Number)
+    # an integer's text is the same read as a number or a string (_text), so only fractions need _Number: a
+    # Python class called per number halved the reading of the real traces' hundreds of thousands of integers
+    doc = json.loads(data, parse_int=str, parse_float=_Number)
     events = doc if isinstance(doc, list) else doc["traceEvents"]
     rows = {f.name: [] for f in EVENT_SCHEMA}
     for e in events:
@@ -108,22 +110,35 @@ def traces():
     return require_traces()
 
 
+@pytest.fixture(scope="module")
+def parsed_real(traces):
+    """A shared trace parsed with the default settings, once for every test of this file that reads it."""
+    parsed = {}
+
+    def by_name(name: str):
+        if name not in parsed:
+            parsed[name] = parse_trace(traces / f"{name}.json.gz")
+        return parsed[name]
+
+    return by_name
+
+
 @pytest.mark.parametrize("name", TRACE_NAMES)
-def test_every_real_trace_matches_the_reference(traces, name):
+def test_every_real_trace_matches_the_reference(traces, parsed_real, name):
     path = traces / f"{name}.json.gz"
-    parsed = parse_trace(path)
+    parsed = parsed_real(name)
     assert_matches_reference(parsed.events, path)
     assert parsed.stats.events_kept == parsed.events.num_rows
     assert parsed.stats.repairs == 0 and parsed.stats.dropped_events == 0 and not parsed.stats.truncated
 
 
-def test_sub_microsecond_timestamps_survive(traces):
-    ts = parse_trace(traces / "v100_resnet_ddp_ns_resolution.json.gz").events["ts_text"].to_pylist()
+def test_sub_microsecond_timestamps_survive(parsed_real):
+    ts = parsed_real("v100_resnet_ddp_ns_resolution").events["ts_text"].to_pylist()
     assert "1712195495519689.047" in ts
 
 
-def test_devices_rank_and_world_size(traces):
-    parsed = parse_trace(traces / "a100_cutlass_adam_rank0.json.gz")
+def test_devices_rank_and_world_size(parsed_real):
+    parsed = parsed_real("a100_cutlass_adam_rank0")
     assert parsed.rank == 0 and parsed.world_size == 16
     assert parsed.devices[0] == {
         "device": "0",
@@ -133,17 +148,23 @@ def test_devices_rank_and_world_size(traces):
     }
 
 
-@pytest.fixture
-def plain_trace(traces, tmp_path):
-    """A real trace, uncompressed (byte ranges and the two-process path need a plain file)."""
-    path = tmp_path / "h100.json"
+@pytest.fixture(scope="module")
+def plain_trace(traces, tmp_path_factory):
+    """A real trace, uncompressed (byte ranges and the two-process path need a plain file); no test writes it."""
+    path = tmp_path_factory.mktemp("plain") / "h100.json"
     path.write_bytes(gzip.open(traces / "h100_vit_image_classifier.json.gz").read())
     return path
 
 
-def test_tiny_pieces_and_blocks_cut_everywhere(plain_trace):
+@pytest.fixture(scope="module")
+def plain_events(plain_trace):
+    """The plain trace's table under the default sizes: what every other way of cutting it must give."""
+    return parse_trace(plain_trace).events
+
+
+def test_tiny_pieces_and_blocks_cut_everywhere(plain_trace, plain_events):
     """Pieces of 200 bytes and blocks of 1 KB: most cuts need several candidates and rejoins."""
-    expected = parse_trace(plain_trace).events
+    expected = plain_events
     assert parse_trace(plain_trace, sizes=DecodeSizes(piece_bytes=200, block_bytes=1024)).events.equals(expected)
 
 
@@ -154,17 +175,17 @@ def test_two_processes_give_the_same_table(plain_trace):
     assert parsed.events.equals(expected)
 
 
-def test_spilled_output_is_the_same_table(plain_trace):
-    expected = parse_trace(plain_trace).events
+def test_spilled_output_is_the_same_table(plain_trace, plain_events):
+    expected = plain_events
     assert parse_trace(plain_trace, sizes=DecodeSizes(spill_bytes=1 << 16, batch_rows=500)).events.equals(expected)
 
 
-def test_released_pages_of_a_spilled_table_read_back_the_same(plain_trace):
+def test_released_pages_of_a_spilled_table_read_back_the_same(plain_trace, plain_events):
     """Ingest lets go of each mapped batch once DuckDB has read it (release_pages): whatever touches the
     table afterwards reads the same rows back from the file, and the mapping is resident no longer."""
     from libreyolo_profile.store.decode.spill import release_pages
 
-    expected = parse_trace(plain_trace).events
+    expected = plain_events
     spilled = parse_trace(plain_trace, sizes=DecodeSizes(spill_bytes=1 << 16, batch_rows=500)).events
     assert spilled.equals(expected)  # every page touched
     resident_before = _resident_kib_of_deleted_maps()
@@ -185,10 +206,10 @@ def _resident_kib_of_deleted_maps() -> int:
     return total
 
 
-def test_batch_rows_cut_the_table_into_record_batches(plain_trace):
+def test_batch_rows_cut_the_table_into_record_batches(plain_trace, plain_events):
     """The sizes travel as a parameter down to the reader: batches of at least 500 rows (a batch is
     closed once a piece brings it to `batch_rows`) instead of one for the whole trace."""
-    whole = parse_trace(plain_trace).events
+    whole = plain_events
     assert 500 < whole.num_rows < DecodeSizes().batch_rows and whole["ph"].num_chunks == 1
     small = parse_trace(plain_trace, sizes=DecodeSizes(batch_rows=500)).events
     chunk_rows = [len(chunk) for chunk in small["ph"].chunks]
@@ -196,9 +217,9 @@ def test_batch_rows_cut_the_table_into_record_batches(plain_trace):
     assert small.equals(whole)
 
 
-def test_zlib_and_isal_agree(traces, monkeypatch):
+def test_zlib_and_isal_agree(traces, parsed_real, monkeypatch):
     path = traces / "v100_resnet_ddp_ns_resolution.json.gz"
-    default = parse_trace(path).events
+    default = parsed_real("v100_resnet_ddp_ns_resolution").events
     monkeypatch.setenv("LIBREYOLO_PROFILE_NO_ISAL", "1")
     assert parse_trace(path).events.equals(default)
 
@@ -237,8 +258,8 @@ def test_braces_inside_names_with_small_pieces(tmp_path):
     assert parsed.stats.dropped_events == 0
 
 
-def test_cut_off_trace_recovers_a_prefix(plain_trace, tmp_path, capsys):
-    full = parse_trace(plain_trace).events
+def test_cut_off_trace_recovers_a_prefix(plain_trace, plain_events, tmp_path, capsys):
+    full = plain_events
     data = plain_trace.read_bytes()
     path = tmp_path / "cut.json"
     path.write_bytes(data[: int(len(data) * 0.7)])
