@@ -360,6 +360,7 @@ def test_holders_match_a_plain_python_reference():
     # Random host intervals of three causes (nested, overlapping, duplicated, shared names) and, per cause,
     # disjoint won pieces inside the time its intervals cover. The reference walks every nanosecond of every
     # piece and gives it to the covering interval of that cause with the least (duration, name).
+    import bisect
     import random
 
     import duckdb
@@ -376,19 +377,25 @@ def test_holders_match_a_plain_python_reference():
                 intervals.append(intervals[-1])
     pieces = []  # (step, s, e, cause)
     for cause in ("python", "launching", "cpu_work"):
-        covered = sorted({t for s, e, _, c in intervals if c == cause for t in range(s, e)})
+        covered = {t for s, e, _, c in intervals if c == cause for t in range(s, e)}
         t = 0
-        for point in covered:
+        for point in sorted(covered):
             if point >= t and rng.random() < 0.05:
                 end = point + 1
                 while end in covered and end - point < 60 and rng.random() < 0.97:
                     end += 1
                 pieces.append((1 + point // 1000, point, end, cause))
                 t = end + rng.randint(0, 3)
+    # each cause's intervals by start: the ones covering t started at most the longest duration before it
+    by_cause = {c: sorted((i_s, ie, name) for i_s, ie, name, ic in intervals if ic == c) for _, _, _, c in pieces}
+    starts = {c: [i_s for i_s, _, _ in group] for c, group in by_cause.items()}
+    longest = max(ie - i_s for i_s, ie, _, _ in intervals)
     expected: dict[tuple[str, str], int] = {}
     for _, s, e, cause in pieces:
+        group, group_starts = by_cause[cause], starts[cause]
         for t in range(s, e):
-            covering = [(ie - i_s, name) for i_s, ie, name, c in intervals if c == cause and i_s <= t < ie]
+            near = group[bisect.bisect_left(group_starts, t - longest) : bisect.bisect_right(group_starts, t)]
+            covering = [(ie - i_s, name) for i_s, ie, name in near if i_s <= t < ie]
             name = min(covering)[1]
             expected[(cause, name)] = expected.get((cause, name), 0) + 1
 
