@@ -143,7 +143,10 @@ def launch_document(
     check_cutoffs(delay_cutoff_us, call_cutoff_us)
     if top < 1:
         raise UsageError(f"--top must be at least 1, not {top}")
-    profile = opened(source)
+    from libreyolo_profile.store.disk.kept_sections import asking
+
+    with asking(SECTION):  # a trace read for the first time computes its launches in the same pass
+        profile = opened(source)
     own = timelines is None
     timelines = Timelines(profile.loaded) if own else timelines
     try:

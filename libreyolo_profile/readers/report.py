@@ -145,8 +145,11 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
     """(the HTML page, facts about it for --json). Each side is opened once: its summary, tables and
     the comparison all read the same opened profile."""
     from libreyolo_profile.readers import report_sections
+    from libreyolo_profile.readers.report_timeline import SECTION as TIMELINE
+    from libreyolo_profile.store.disk.kept_sections import asking
 
-    left_profile = opened(trace)
+    with asking(TIMELINE):  # every side draws its timeline: a trace read for the first time computes it in the pass
+        left_profile = opened(trace)
     left = report_side(left_profile)
     if vs is None:
         page = report_sections.single_page(left)
@@ -160,7 +163,8 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
 
     # the positional profile is the one judged and --vs its baseline: the baseline is compare's
     # "before", so a delta reads "this profile minus the baseline" and a regression reads worse
-    baseline_profile = opened(vs)
+    with asking(TIMELINE):
+        baseline_profile = opened(vs)
     # with the ops' and kernels' changes, as `compare --ops --kernels` diffs them (sql/compare_items.sql)
     comparison = compare.compare_document(baseline_profile.loaded, left_profile.loaded, items=("ops", "kernels"))
     baseline = report_side(baseline_profile)

@@ -11,6 +11,7 @@ Imports nothing heavy: a read of a kept section needs neither DuckDB nor pyarrow
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -19,7 +20,19 @@ from libreyolo_profile.store.workdir import cache_root
 AREA = "sections"
 # the kept sections a measurement's own analysis computes in its pass (store/disk/writer.py write_profile),
 # as the CLI asks: `run` and `infer` ask for the report's timeline when they write a report
+# as do the readers that need a section (`asking`), for a trace's first read
 ASKED: ContextVar[tuple[str, ...]] = ContextVar("kept_sections_asked", default=())
+
+
+@contextmanager
+def asking(*names: str):
+    """Within: a trace read for the first time computes these kept sections in the same pass (a second parse of
+    the trace for the section was most of a first `launches` or `report`)."""
+    token = ASKED.set(names)
+    try:
+        yield
+    finally:
+        ASKED.reset(token)
 
 
 def _key(doc: dict, name: str, rank: int | None) -> str:

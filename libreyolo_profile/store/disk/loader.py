@@ -281,18 +281,26 @@ def load_converted(path: Path, area: str, convert) -> Loaded:
 
 
 def _load_trace(path: Path) -> Loaded:
-    parsed_now = []
+    parsed_now, kept = [], {}
 
     def convert(trace: Path) -> dict:
         # imported only on a cache miss: a cached trace is read without the decoder, ingest, pyarrow or DuckDB
+        from libreyolo_profile.store.disk.kept_sections import ASKED
         from libreyolo_profile.store.document.from_trace import profile_from_trace
 
         parsed_now.append(trace)  # the parser says the damage itself
-        return profile_from_trace(trace)
+        doc, sections = profile_from_trace(trace, ASKED.get())
+        kept.update(sections)
+        return doc
 
     loaded = load_converted(path, "traces", convert)
     if not parsed_now:
         _repeat_damage_warning(loaded)
+    if kept:  # the sections the reader reading the trace first asked for: kept now, not parsed again for it
+        from libreyolo_profile.store.disk.kept_sections import keep_section
+
+        for name, files in kept.items():
+            keep_section(loaded.doc, name, loaded.head.rank, files)
     return loaded
 
 
