@@ -5,6 +5,7 @@ from the trace's raw events. The traces come from the shared folder by glob, nev
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import re
@@ -19,10 +20,25 @@ from conftest import TRACES, job_folders, trace_files, trace_id
 SMALL = [p for p in trace_files() if p.stat().st_size < 150_000]
 
 
-def _open(trace, path: Path):
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory, analysed_traces) -> Path:
+    """One reader cache for the module: a trace's launches section (a second read of the trace, kept in the cache
+    that asked) is computed once for the tests that read it, not once per test."""
+    return analysed_traces.seeded(tmp_path_factory.mktemp("analyses-cache"))
+
+
+@pytest.fixture
+def opened(shared_cache, analysed_traces, monkeypatch):
+    """lp.open of a shared trace, through the module's cache, with the trace's analysis in it."""
     import libreyolo_profile as lp
 
-    return lp.open(trace(path.relative_to(TRACES).as_posix()))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache))
+
+    def open_trace(path: Path):
+        analysed_traces.provide(path, shared_cache)
+        return lp.open(path)
+
+    return open_trace
 
 
 def _rows(relation) -> list[dict]:
@@ -43,6 +59,14 @@ def _ns(value) -> int:
 def raw_activity(path: Path, launched: bool = True) -> list[dict]:
     """Every device execution (kernel, memcpy, memset) with its launch: the earliest runtime call of its
     correlation id (its start and duration), in absolute ns; launched=False keeps those with none too."""
+    work = _raw_work(Path(path))
+    return work if not launched else [w for w in work if w["launch"] is not None]
+
+
+@functools.cache
+def _raw_work(path: Path) -> list[dict]:
+    """raw_activity's every execution, read once per trace for the tests that compare against it (never
+    changed by them)."""
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt") as f:
         events = json.load(f, parse_float=Decimal)["traceEvents"]
@@ -68,15 +92,21 @@ def raw_activity(path: Path, launched: bool = True) -> list[dict]:
             )  # fmt: skip
     for w in work:  # work queued before the capture began has no launch
         w["launch"], w["call"] = launches.get(w["corr"], (None, None))
-    return work if not launched else [w for w in work if w["launch"] is not None]
+    return work
 
 
 def _timeline(profile, rank):
     """The profile's trace ingested again (the window and steps the analyses are defined on), absolute ns: the
     analyses themselves read the launches section kept with the profile."""
+    return _ingested_timeline(profile._timelines.sources[rank], profile.doc.get("kind"))
+
+
+@functools.cache
+def _ingested_timeline(source, kind):
+    """_timeline's ingest, once per trace and kind for the tests that compare against it."""
     from libreyolo_profile.readers.launches import trace_timeline
 
-    con = trace_timeline(profile._timelines.sources[rank], profile.doc.get("kind"))
+    con = trace_timeline(source, kind)
     try:
         origin = con.execute("SELECT origin_ns FROM trace_origin").fetchone()[0]
         start, end = con.execute("SELECT start_ns, end_ns FROM measurement_window").fetchone()
@@ -90,8 +120,8 @@ def _timeline(profile, rank):
 
 
 @pytest.mark.parametrize("path", SMALL, ids=trace_id)
-def test_temporal_and_idle_breakdown_add_up_to_the_blame(trace, path):
-    p = _open(trace, path)
+def test_temporal_and_idle_breakdown_add_up_to_the_blame(opened, path):
+    p = opened(path)
     steps = _rows(p.temporal_breakdown(per_step=True))
     blame = _rows(p.table("blame"))
     assert steps, "no steps"
@@ -116,8 +146,8 @@ def test_temporal_and_idle_breakdown_add_up_to_the_blame(trace, path):
 
 
 @pytest.mark.parametrize("path", SMALL, ids=trace_id)
-def test_kernel_breakdown_adds_up_to_the_kernels_table(trace, path):
-    p = _open(trace, path)
+def test_kernel_breakdown_adds_up_to_the_kernels_table(opened, path):
+    p = opened(path)
     kernels = _rows(p.table("kernels"))
     for top in (1, 3, None):
         rows = _rows(p.kernel_breakdown(top=top))
@@ -147,8 +177,8 @@ def _quantile(values: list[int], q: float) -> float:
 
 
 @pytest.mark.parametrize("path", SMALL, ids=trace_id)
-def test_launch_outliers_match_the_raw_events(trace, path):
-    p = _open(trace, path)
+def test_launch_outliers_match_the_raw_events(opened, path):
+    p = opened(path)
     rank = p.doc.get("rank")
     work = raw_activity(path)
     if not [w for w in work if w["kind"] == "kernel"]:
@@ -187,8 +217,8 @@ def test_launch_outliers_match_the_raw_events(trace, path):
 
 
 @pytest.mark.parametrize("path", SMALL, ids=trace_id)
-def test_queue_length_matches_the_raw_events(trace, path):
-    p = _open(trace, path)
+def test_queue_length_matches_the_raw_events(opened, path):
+    p = opened(path)
     rank = p.doc.get("rank")
     work = raw_activity(path)
     if not work:
@@ -292,10 +322,10 @@ def test_job_breakdown_agrees_with_its_headline(job):
     assert total["step_ms"] == pytest.approx(job.doc["metrics"]["blame_step_ms"], rel=1e-9)
 
 
-def test_overlap_without_collectives_is_null_with_a_reason(trace):
+def test_overlap_without_collectives_is_null_with_a_reason(opened):
     single = [p for p in SMALL if "multirank" not in p.parts]
     for path in single:
-        rows = _rows(_open(trace, path).overlap())
+        rows = _rows(opened(path).overlap())
         for row in rows:
             if row["comm_ms"] == 0:
                 assert row["overlap_pct"] is None and row["null_reason"]
@@ -306,11 +336,11 @@ def test_overlap_without_collectives_is_null_with_a_reason(trace):
 # --- diffs, import_job, folder of ranks ---------------------------------------------------------------------
 
 
-def test_diff_is_compare_items(trace):
+def test_diff_is_compare_items(opened):
     from conftest import cli_json
 
     gpu = [p for p in SMALL if "multirank" not in p.parts][:2]
-    before, after = (_open(trace, p) for p in (gpu[0], gpu[-1]))
+    before, after = (opened(p) for p in (gpu[0], gpu[-1]))
     for what in ("kernels", "ops"):
         rows = _rows(before.diff(after, what))
         doc = cli_json("compare", str(before.path), str(after.path), f"--{what}")
