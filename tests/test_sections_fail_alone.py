@@ -35,9 +35,21 @@ def plant(monkeypatch, module: str) -> None:
     monkeypatch.setattr(sqlmodules, "module", planted)
 
 
+def _document(path) -> dict:
+    """The trace's profile document (profile_from_trace's first part: no kept section asked for)."""
+    doc, _kept = profile_from_trace(path)
+    return doc
+
+
 @pytest.fixture(scope="module")
 def baseline():
-    return profile_from_trace(require_traces() / f"{TRACE}.json.gz")
+    return _document(require_traces() / f"{TRACE}.json.gz")
+
+
+@pytest.fixture(scope="module")
+def first_read():
+    """The trace's first read with nothing planted: what a read that asks for one more section must add to."""
+    return analyse_trace(require_traces() / f"{TRACE}.json.gz")
 
 
 def _depends_on(section: str) -> set[str]:
@@ -50,7 +62,7 @@ def _depends_on(section: str) -> set[str]:
 @pytest.mark.parametrize("section", FIRST_READ)
 def test_a_section_that_fails_leaves_the_rest_of_the_profile(monkeypatch, traces_dir, baseline, section):
     plant(monkeypatch, OPTIONAL_SECTIONS[section].module)
-    doc = profile_from_trace(traces_dir / f"{TRACE}.json.gz")
+    doc = _document(traces_dir / f"{TRACE}.json.gz")
     gone = _depends_on(section)
     mark = doc["marks"][marks.SECTION_UNAVAILABLE]
     assert f"{section}: it could not be computed on this trace" in mark and "planted failure" in mark
@@ -80,24 +92,26 @@ LATER = [name for name in OPTIONAL_SECTIONS if name not in FIRST_READ]
 
 
 @pytest.mark.parametrize("section", LATER)
-def test_a_section_the_first_read_does_not_need_is_not_computed_by_it(monkeypatch, traces_dir, baseline, section):
+def test_a_section_the_first_read_does_not_need_is_not_computed_by_it(
+    monkeypatch, traces_dir, baseline, first_read, section
+):
     """The first read never runs it (a planted failure in it changes nothing), and it fails alone where asked
     for (a job asks for the ranks' timeline)."""
     # the verdict or the first screen needs every other: store/sections.py says what
     assert LATER == ["ranks", "report_timeline", "launches"]
     plant(monkeypatch, OPTIONAL_SECTIONS[section].module)
-    doc = profile_from_trace(traces_dir / f"{TRACE}.json.gz")
+    doc = _document(traces_dir / f"{TRACE}.json.gz")
     assert marks.SECTION_UNAVAILABLE not in doc["marks"]
     assert doc["tables"] == baseline["tables"] and doc["verdict"] == baseline["verdict"]
     assert doc["metrics"] == baseline["metrics"]
     asked = analyse_trace(traces_dir / f"{TRACE}.json.gz", sections=(section,))
     assert section in asked["sections"] and "planted failure" in asked["unavailable"][section]
     assert section not in asked["kept"]
-    assert asked["timeline"] == [] and asked["metrics"] == analyse_trace(traces_dir / f"{TRACE}.json.gz")["metrics"]
+    assert asked["timeline"] == [] and asked["metrics"] == first_read["metrics"]
 
 
-def test_the_first_read_holds_its_sections_and_a_job_the_ranks_timeline(traces_dir):
-    first = analyse_trace(traces_dir / f"{TRACE}.json.gz")
+def test_the_first_read_holds_its_sections_and_a_job_the_ranks_timeline(traces_dir, first_read):
+    first = first_read
     assert first["sections"] == list(FIRST_READ) and first["timeline"] == []
     job = analyse_trace(traces_dir / f"{TRACE}.json.gz", sections=("ranks",))
     assert job["sections"] == [*FIRST_READ, "ranks"] and job["timeline"]  # the trace has steps on the clock
