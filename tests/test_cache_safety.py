@@ -38,40 +38,51 @@ def cli(*args: str, env: dict, runner: list[str] = (), cwd: Path | None = None) 
     )
 
 
-@pytest.fixture
-def shared_dir():
-    """A directory any user can traverse (pytest's tmp_path lives under a 0700 root)."""
+def _traversable_dir():
+    """A directory any user can traverse (pytest's tmp_path lives under a 0700 root), removed afterwards."""
     path = Path(tempfile.mkdtemp(prefix="libreyolo-profile-cachetest-"))
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture
-def inputs(shared_dir):
+shared_dir = pytest.fixture(_traversable_dir, name="shared_dir")  # one a test
+inputs_dir = pytest.fixture(_traversable_dir, name="inputs_dir", scope="module")  # the inputs', one a module
+
+
+@pytest.fixture(scope="module")
+def inputs(inputs_dir):
     """A foreign trace never seen before, and a profile.json alone in its directory (no sidecars
-    beside it, so readers rebuild them into the cache)."""
-    trace = shared_dir / "trace.json"
+    beside it, so readers rebuild them into the cache). Made once for the module: every test reads them
+    through its own empty cache, which has never seen them."""
+    trace = inputs_dir / "trace.json"
     trace.write_bytes(kineto_text(clean_events()))
-    # imported with a throwaway cache: the test's own cache has never seen the trace
-    import_cache = shared_dir / "import-cache"
+    # imported with a throwaway cache: no test's cache has seen the trace
+    import_cache = inputs_dir / "import-cache"
     done = run_cli(
         "import",
         str(trace),
         "--project",
-        str(shared_dir / "project"),
+        str(inputs_dir / "project"),
         "--json",
         env={"XDG_CACHE_HOME": str(import_cache)},
     )
     assert done.returncode == 0, done.stderr
     shutil.rmtree(import_cache)
-    lone = shared_dir / "lone" / "profile.json"
+    lone = inputs_dir / "lone" / "profile.json"
     lone.parent.mkdir()
     shutil.copyfile(json.loads(done.stdout)["profile"], lone)
     for path in (trace, lone):
         path.chmod(0o644)
     lone.parent.chmod(0o755)
     return {"trace": trace, "lone": lone}
+
+
+@pytest.fixture(scope="module")
+def expected(inputs, tmp_path_factory):
+    """Each input's summary as a reader with a writable cache of its own answers it."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path_factory.mktemp("expected-cache")))
+    return {which: summary(inputs[which], env=env)[0] for which in ("lone", "trace")}
 
 
 def summary(path: Path, env: dict | None = None, **kwargs) -> tuple[dict, str]:
@@ -167,8 +178,7 @@ def _unusable_cache(how: str, shared_dir: Path) -> tuple[Path, list[str]]:
 
 
 @pytest.mark.parametrize("how", ["regular_file", "under_a_file", "another_users_dir"])
-def test_unwritable_cache_degrades_to_a_temporary_directory(inputs, shared_dir, how):
-    expected = {which: summary(inputs[which])[0] for which in ("lone", "trace")}
+def test_unwritable_cache_degrades_to_a_temporary_directory(inputs, expected, shared_dir, how):
     cache, runner = _unusable_cache(how, shared_dir)
     tmp = shared_dir / "tmpdir"
     tmp.mkdir()
@@ -181,7 +191,8 @@ def test_unwritable_cache_degrades_to_a_temporary_directory(inputs, shared_dir, 
         assert len(notes) == 1 and str(cache) in notes[0], stderr
         assert "Traceback" not in stderr
         assert list(tmp.iterdir()) == [], "the temporary directory outlived the reader"
-    assert list(shared_dir.glob("**/libreyolo-profile")) == [], "something wrote a cache after all"
+    for place in (shared_dir, inputs["trace"].parent):
+        assert list(place.glob("**/libreyolo-profile")) == [], "something wrote a cache after all"
 
 
 # ------------------------------------------------------------------------------------------------
