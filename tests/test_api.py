@@ -69,10 +69,16 @@ def test_snippet_on_every_shared_trace_without_torch(trace):
 
 
 @pytest.fixture(scope="module")
-def h100():
+def h100(tmp_path_factory, analysed_traces):
+    """The H100 trace opened once for the module, through a cache holding the suite's analysis of it."""
     import libreyolo_profile as lp
 
-    return lp.open(require_traces() / H100)
+    path = require_traces() / H100
+    cache = analysed_traces.seeded(tmp_path_factory.mktemp("h100-cache"))
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("XDG_CACHE_HOME", str(cache))
+        analysed_traces.provide(path, cache)
+        return lp.open(path)
 
 
 def test_metrics_and_verdict_equal_summary_json(h100):
@@ -190,12 +196,11 @@ def test_what_if_equals_the_cli_json(h100):
     assert _plain(h100.what_if(remove_category="elementwise")) == cli
 
 
-def test_query_and_connect_equal_the_cli(tmp_path):
+def test_query_and_connect_equal_the_cli(tmp_path, trace):
     import libreyolo_profile as lp
 
-    traces = require_traces()
-    for name in (H100, BEFORE):
-        assert run_cli("import", str(traces / name), "--project", str(tmp_path / name.split(".")[0])).returncode == 0
+    for name in (H100, BEFORE):  # through `trace`: the import finds each analysed in the test's cache
+        assert run_cli("import", str(trace(name)), "--project", str(tmp_path / name.split(".")[0])).returncode == 0
     sql = "SELECT profile, kind, step_ms FROM profiles ORDER BY profile"
     assert _rows(lp.query(tmp_path, sql)) == cli_json("query", sql, str(tmp_path))
     sql = "SELECT p.profile, count(*) AS n FROM kernels k JOIN profiles p USING (profile_id) GROUP BY 1 ORDER BY 1"
@@ -320,10 +325,10 @@ def test_export_writes_where_it_is_told_and_replaces_only_when_asked(h100, tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.csv", "top.csv"]
 
 
-def test_a_dropped_or_replaced_table_is_one_line():
+def test_a_dropped_or_replaced_table_is_one_line(trace):
     import libreyolo_profile as lp
 
-    p = lp.open(require_traces() / H100)
+    p = lp.open(trace(H100))
     assert p.kernels(top=1).fetchall()
     p.con.execute("DROP TABLE kernels")
     with pytest.raises(lp.UsageError, match="table kernels was dropped .* lp.open"):
@@ -343,9 +348,11 @@ def _python_blocks(after_heading: str) -> list[str]:
 
 
 @pytest.mark.parametrize("heading", ["The daily analyses, one line each", "Comparisons and what-if"])
-def test_the_documented_examples_run(heading, tmp_path):
+def test_the_documented_examples_run(heading, tmp_path, trace):
     """docs/PYTHON.md's examples run as written, from a directory beside the shared traces (their paths are
     ../shared/traces/…; what import_job writes goes under it, never into the checkout)."""
+    import re
+
     require_module("pandas", "notebook")
     traces = require_traces()
     (tmp_path / "shared").symlink_to(traces.parent, target_is_directory=True)
@@ -353,6 +360,10 @@ def test_the_documented_examples_run(heading, tmp_path):
     work.mkdir()
     code = "\n".join(_python_blocks(heading))
     assert "lp." in code, "the section lost its examples"
+    # the trace files they open are found analysed in the test's cache, as every reader test finds them
+    for named in re.findall(r"\.\./shared/traces/([^\"']+)", code):
+        if (traces / named).is_file():
+            trace(named)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, cwd=work)
     assert run.returncode == 0, run.stderr[-3000:]
 
