@@ -9,7 +9,7 @@ import html
 import re
 
 import pytest
-from conftest import cli_json, run_cli
+from conftest import cli_json, run_cli, run_cli_in_process
 
 A100 = "a100_cutlass_adam_rank0"
 V100_W0, V100_W4 = "v100_resnet50_workers0", "v100_resnet50_workers4"
@@ -97,8 +97,11 @@ def subcommands() -> list[str]:
 
 @pytest.mark.parametrize("command", subcommands())
 def test_flags_show_no_value_type_in_help(command):
-    text = terminal(command, "--help", columns=200)
-    assert "--help" in text and "<bool>" not in text
+    # in this process for every command: a help screen measures and imports nothing (`import`, `infer` and
+    # `run` would otherwise start the warm parent of torch and LibreYOLO, ~9 s, for their help alone)
+    result = run_cli_in_process(command, "--help", env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "--help" in result.stdout and "<bool>" not in result.stdout
 
 
 def test_options_with_values_keep_their_type_and_flags_lose_theirs():
@@ -143,7 +146,8 @@ def test_empty_query_over_cpu_profiles_says_why(trace, tmp_path):
     from libreyolo_profile.store.disk.writer import write_directory
     from libreyolo_profile.store.document.from_trace import profile_from_trace
 
-    write_directory(profile_from_trace(trace("cpu_only_rank34")), tmp_path / "cpu" / "infer")
+    doc, _ = profile_from_trace(trace("cpu_only_rank34"))
+    write_directory(doc, tmp_path / "cpu" / "infer")
     result = run_cli("query", "SELECT name, sum(ms_per_step) FROM kernels GROUP BY 1", str(tmp_path))
     assert result.returncode == 0 and "no GPU profiles under the roots" in result.stderr
     # an empty answer whose reason is not known says nothing
@@ -216,9 +220,15 @@ def _compare_row(page: str, metric: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("judged, baseline", [(V100_W0, V100_W4), (V100_W4, V100_W0)])
-def test_report_vs_judges_the_positional_profile_against_the_baseline(trace, tmp_path, judged, baseline):
+def test_report_vs_judges_the_positional_profile_against_the_baseline(
+    trace, tmp_path, judged, baseline, reader_cache_env
+):
+    # the session's reader cache: each trace's timeline (~1.7 CPU-s, the page's dearest part) is drawn once
+    # for both orders, not once per test in its own cache
     out = tmp_path / "vs.html"
-    result = run_cli("report", str(trace(judged)), "--vs", str(trace(baseline)), "--out", str(out))
+    result = run_cli(
+        "report", str(trace(judged)), "--vs", str(trace(baseline)), "--out", str(out), env=reader_cache_env
+    )
     assert result.returncode == 0, result.stderr
     page = out.read_text(encoding="utf-8")
     assert "this profile (after)" in page and "baseline, --vs (before)" in page
@@ -229,8 +239,8 @@ def test_report_vs_judges_the_positional_profile_against_the_baseline(trace, tmp
     assert html.unescape(judged_line.group(1)).endswith(trace(judged).name)
     assert html.unescape(baseline_line.group(1)).endswith(trace(baseline).name)
     # step_ms, lower is better: the delta is judged minus baseline, red (worse) when the judged one is slower
-    step_judged = cli_json("summary", str(trace(judged)))["metrics"]["step_ms"]
-    step_baseline = cli_json("summary", str(trace(baseline)))["metrics"]["step_ms"]
+    step_judged = cli_json("summary", str(trace(judged)), env=reader_cache_env)["metrics"]["step_ms"]
+    step_baseline = cli_json("summary", str(trace(baseline)), env=reader_cache_env)["metrics"]["step_ms"]
     cells = _compare_row(page, "step_ms")
     before, after, delta = cells[1], cells[2], cells[3]
     assert before[1] == f"{step_baseline:.2f}" and after[1] == f"{step_judged:.2f}"
