@@ -46,8 +46,8 @@ SHARED_TRACES = [
 ]
 
 
-def product_blame(path: Path) -> dict[int, dict[str, int]]:
-    rows = cli_json("query", "SELECT step, cause, ns FROM blame ORDER BY step, cause", str(path))
+def product_blame(path: Path, env: dict | None = None) -> dict[int, dict[str, int]]:
+    rows = cli_json("query", "SELECT step, cause, ns FROM blame ORDER BY step, cause", str(path), env=env)
     found: dict[int, dict[str, int]] = {}
     for row in rows:
         found.setdefault(row["step"], {})[row["cause"]] = row["ns"]
@@ -281,27 +281,42 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """A case's trace, written once for the module, and the reader cache its analysis is kept in: the tests
+    that read one case analyse it once (~0.7 CPU-s each)."""
+    root = tmp_path_factory.mktemp("blame-cases")
+    env = {"XDG_CACHE_HOME": str(root / "cache")}
+
+    def written(case: str) -> tuple[Path, dict]:
+        path = root / f"{case}.json"
+        if not path.exists():
+            write_trace(path, CASES[case][0])
+        return path, env
+
+    return written
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_synthetic_cause(case, tmp_path):
-    events, expected_us = CASES[case]
-    path = write_trace(tmp_path / f"{case}.json", events)
+def test_synthetic_cause(case, synthetic):
+    expected_us = CASES[case][1]
+    path, env = synthetic(case)
     expected_ns = {step: {cause: us * 1000 for cause, us in causes.items()} for step, causes in expected_us.items()}
-    assert product_blame(path) == expected_ns
+    assert product_blame(path, env) == expected_ns
     # the reference follows the same rules: it must agree on the hand-derived rows too
     assert {step: b["causes"] for step, b in blame_reference.blame(path).items()} == expected_ns
 
 
-def test_blame_table_columns_and_metric(tmp_path):
+def test_blame_table_columns_and_metric(synthetic):
     """share_pct and step_ms follow from ns; `get` answers a cause's share of the steps' wall time."""
-    events, _ = CASES["sync_bubble"]
-    path = write_trace(tmp_path / "sync.json", events)
-    rows = cli_json("query", "SELECT cause, ns, ms, share_pct, step_ms, side FROM blame", str(path))
+    path, env = synthetic("sync_bubble")
+    rows = cli_json("query", "SELECT cause, ns, ms, share_pct, step_ms, side FROM blame", str(path), env=env)
     by_cause = {row["cause"]: row for row in rows}
     assert by_cause["sync_bubble"]["share_pct"] == pytest.approx(30.0)  # 30 of 100 µs
     assert by_cause["sync_bubble"]["ms"] == pytest.approx(0.03)
     assert by_cause["gemm_conv"]["side"] == "device" and by_cause["sync_bubble"]["side"] == "host"
     assert [row["step_ms"] for row in rows] == [pytest.approx(0.1)] * len(rows)
-    assert cli_json("get", str(path), "blame_sync_bubble_pct", "--json")["value"] == pytest.approx(30.0)
+    assert cli_json("get", str(path), "blame_sync_bubble_pct", "--json", env=env)["value"] == pytest.approx(30.0)
 
 
 @pytest.fixture(scope="module")
