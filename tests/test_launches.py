@@ -17,9 +17,17 @@ def _relative(path) -> str:
     return path.relative_to(TRACES).as_posix()
 
 
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory, analysed_traces) -> str:
+    """One reader cache for the tests that read a trace's launches: the launches section (a second read of the
+    trace, kept in the cache that asked) is computed once per trace for the module, not once per test. The test
+    of the section's first computation keeps its own empty cache."""
+    return str(analysed_traces.seeded(tmp_path_factory.mktemp("launches-cache")))
+
+
 @pytest.mark.parametrize("path", EVERY, ids=trace_id)
-def test_launches_on_every_trace(trace, path):
-    run = run_cli("launches", str(trace(_relative(path))), env={"COLUMNS": "80"})
+def test_launches_on_every_trace(shared_cache, path):
+    run = run_cli("launches", str(path), env={"COLUMNS": "80", "XDG_CACHE_HOME": shared_cache})
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines, "nothing printed"
@@ -32,14 +40,14 @@ def test_launches_on_every_trace(trace, path):
 
 
 @pytest.mark.parametrize("path", SMALL, ids=trace_id)
-def test_launches_json_is_the_api(trace, path):
+def test_launches_json_is_the_api(shared_cache, monkeypatch, path):
     import libreyolo_profile as lp
 
-    shown = trace(_relative(path))
-    run = run_cli("launches", str(shown), "--json", "--top", "3")
+    monkeypatch.setenv("XDG_CACHE_HOME", shared_cache)  # the API's cache as the CLI's
+    run = run_cli("launches", str(path), "--json", "--top", "3")
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
-    p = lp.open(shown)
+    p = lp.open(path)
     streams = p.launch_outliers(stats=True)
     outliers = p.launch_outliers()
     assert len(doc["streams"]) == len(streams.fetchall())
