@@ -27,7 +27,7 @@ from libreyolo_profile.store.document.headline import unprofiled_metrics
 from libreyolo_profile.store.document.verdict import advice_findings
 from libreyolo_profile.store.ingest.analyse import analyse_trace
 from libreyolo_profile.vocabulary import thresholds, verdicts
-from tests.conftest import run_measurement
+from tests.conftest import run_cli, run_measurement
 from tests.scalar_lists_reference import complete_scalar_lists
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,7 +78,8 @@ def measured(tmp_path_factory):
 
 
 def _read(measured, *args, columns: int = 200) -> str:
-    result = _cli(measured["root"], measured["env"], *args, columns=columns)
+    """A reader's output on the measured profiles, run in this process as the rest of the suite runs readers."""
+    result = run_cli(*args, cwd=measured["root"], env={**measured["env"], "COLUMNS": str(columns)})
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -230,7 +231,6 @@ def _shares_within_their_whole(text: str) -> None:
 
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_gpu_trace_screens_say_they_are_profiled(trace, columns):
-    from tests.conftest import run_cli
     from tests.test_first_screen import tables
 
     path = str(trace("a100_cutlass_adam_rank0"))
