@@ -146,7 +146,7 @@ def test_empty_query_over_cpu_profiles_says_why(trace, tmp_path):
     from libreyolo_profile.store.disk.writer import write_directory
     from libreyolo_profile.store.document.from_trace import profile_from_trace
 
-    doc, _ = profile_from_trace(trace("cpu_only_rank34"))
+    doc = profile_from_trace(trace("cpu_only_rank34"))
     write_directory(doc, tmp_path / "cpu" / "infer")
     result = run_cli("query", "SELECT name, sum(ms_per_step) FROM kernels GROUP BY 1", str(tmp_path))
     assert result.returncode == 0 and "no GPU profiles under the roots" in result.stderr

@@ -36,9 +36,8 @@ def plant(monkeypatch, module: str) -> None:
 
 
 def _document(path) -> dict:
-    """The trace's profile document (profile_from_trace's first part: no kept section asked for)."""
-    doc, _kept = profile_from_trace(path)
-    return doc
+    """The trace's profile document."""
+    return profile_from_trace(path)
 
 
 @pytest.fixture(scope="module")

@@ -286,10 +286,10 @@ def _load_trace(path: Path) -> Loaded:
     def convert(trace: Path) -> dict:
         # imported only on a cache miss: a cached trace is read without the decoder, ingest, pyarrow or DuckDB
         from libreyolo_profile.store.disk.kept_sections import ASKED
-        from libreyolo_profile.store.document.from_trace import profile_from_trace
+        from libreyolo_profile.store.document.from_trace import profile_with_sections
 
         parsed_now.append(trace)  # the parser says the damage itself
-        doc, sections = profile_from_trace(trace, ASKED.get())
+        doc, sections = profile_with_sections(trace, ASKED.get())
         kept.update(sections)
         return doc
 
