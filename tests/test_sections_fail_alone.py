@@ -35,14 +35,9 @@ def plant(monkeypatch, module: str) -> None:
     monkeypatch.setattr(sqlmodules, "module", planted)
 
 
-def _document(path) -> dict:
-    """The trace's profile document."""
-    return profile_from_trace(path)
-
-
 @pytest.fixture(scope="module")
 def baseline():
-    return _document(require_traces() / f"{TRACE}.json.gz")
+    return profile_from_trace(require_traces() / f"{TRACE}.json.gz")
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +56,7 @@ def _depends_on(section: str) -> set[str]:
 @pytest.mark.parametrize("section", FIRST_READ)
 def test_a_section_that_fails_leaves_the_rest_of_the_profile(monkeypatch, traces_dir, baseline, section):
     plant(monkeypatch, OPTIONAL_SECTIONS[section].module)
-    doc = _document(traces_dir / f"{TRACE}.json.gz")
+    doc = profile_from_trace(traces_dir / f"{TRACE}.json.gz")
     gone = _depends_on(section)
     mark = doc["marks"][marks.SECTION_UNAVAILABLE]
     assert f"{section}: it could not be computed on this trace" in mark and "planted failure" in mark
@@ -99,7 +94,7 @@ def test_a_section_the_first_read_does_not_need_is_not_computed_by_it(
     # the verdict or the first screen needs every other: store/sections.py says what
     assert LATER == ["ranks", "report_timeline", "launches"]
     plant(monkeypatch, OPTIONAL_SECTIONS[section].module)
-    doc = _document(traces_dir / f"{TRACE}.json.gz")
+    doc = profile_from_trace(traces_dir / f"{TRACE}.json.gz")
     assert marks.SECTION_UNAVAILABLE not in doc["marks"]
     assert doc["tables"] == baseline["tables"] and doc["verdict"] == baseline["verdict"]
     assert doc["metrics"] == baseline["metrics"]
