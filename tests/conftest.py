@@ -49,6 +49,12 @@ MEASURED_SECONDS = {
     "tests/test_corpus_3.py": 51,
     "tests/test_corpus_4.py": 55,
     "tests/test_exports.py": 51,
+    "tests/test_launches.py": 115,
+    "tests/test_cache_safety.py": 52,
+    "tests/test_api_analyses.py": 40,
+    "tests/test_api.py": 33,
+    "tests/test_trace_check.py": 70,
+    "tests/test_window_edges.py": 60,
     "tests/test_full_disk.py": 14,
     "tests/test_corpus_jobs.py": 11,
 }
