@@ -22,6 +22,7 @@ from libreyolo_profile.output.json_out import emit_json
 from libreyolo_profile.readers import summary
 from libreyolo_profile.readers.common import PHASES, OpenProfile, opened, records, run_sql
 from libreyolo_profile.readers.memory import memory_chart
+from libreyolo_profile.readers.report_timeline import SECTION as TIMELINE
 from libreyolo_profile.readers.report_timeline import timeline
 from libreyolo_profile.readers.roofline import roofline_rows
 from libreyolo_profile.store.disk.atomic import write_output
@@ -145,7 +146,6 @@ def report_html(trace: Path | OpenProfile, vs: Path | OpenProfile | None = None)
     """(the HTML page, facts about it for --json). Each side is opened once: its summary, tables and
     the comparison all read the same opened profile."""
     from libreyolo_profile.readers import report_sections
-    from libreyolo_profile.readers.report_timeline import SECTION as TIMELINE
     from libreyolo_profile.store.disk.kept_sections import asking
 
     with asking(TIMELINE):  # every side draws its timeline: a trace read for the first time computes it in the pass
