@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_measurement
+from tests.conftest import run_cli, run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_YAML = REPO / "fixtures" / "synth3.yaml"
@@ -91,11 +91,14 @@ def optimizer_phase_reads(step: dict) -> dict[str, list[tuple[float, float]]]:
 
 
 def readers_accept(sandbox, profile: Path) -> None:
+    """Every reader on the profile, answered in this process (the conftest's runner: the same entry point,
+    environment, cwd and captured streams as a subprocess, without a process per reader)."""
+    cwd, _, env = sandbox
     for name in READERS:
-        r = cli(sandbox, name, str(profile), "--json", timeout=300)
+        r = run_cli(name, str(profile), "--json", cwd=cwd, env=env)
         assert r.returncode == 0, f"{name}: {r.stderr}"
         json.loads(r.stdout)
-    r = cli(sandbox, "get", str(profile), "step_ms")
+    r = run_cli("get", str(profile), "step_ms", cwd=cwd, env=env)
     assert r.returncode == 0, r.stderr
     assert float(r.stdout.strip()) > 0
 
@@ -112,12 +115,12 @@ def libreyolo9t_parameter_count() -> int:
 
 def test_infer_sample_image_cpu(sandbox):
     cwd, _, _ = sandbox
-    r = cli(sandbox, "infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "3", "--project", "out")
+    r = cli(sandbox, "infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "3", "--project", "out")
     assert r.returncode == 0, r.stderr
     out = cwd / "out" / "infer"
     doc = json.loads((out / "profile.json").read_text())
     assert doc["kind"] == "infer"
-    assert doc["settings"]["imgsz"] == 128 and doc["settings"]["runs"] == 3
+    assert doc["settings"]["imgsz"] == 64 and doc["settings"]["runs"] == 3
     assert doc["settings"]["decode_in_latency"] is False
     assert doc["model"]["family"] == "LibreYOLO9"
     assert doc["model"]["parameter_count"] == libreyolo9t_parameter_count()
@@ -155,6 +158,7 @@ def test_infer_threads_contention_and_the_roof_say_what_they_did(sandbox):
         "4",
         "--threads",
         "1",
+        "--no-report",
         "--project",
         "out",
     )
@@ -188,7 +192,7 @@ def test_infer_directory_batch_repeat_no_trace(sandbox):
         "--device",
         "cpu",
         "--imgsz",
-        "128",
+        "64",
         "--batch",
         "3",
         "--warmup",
@@ -197,6 +201,7 @@ def test_infer_directory_batch_repeat_no_trace(sandbox):
         "2",
         "--repeat",
         "2",
+        "--same-process",  # the trials' fresh processes are tests/test_headline_timing.py's
         "--no-trace",
         "--no-overhead",
         "--json",
@@ -225,9 +230,9 @@ def test_run_fixture_cpu(sandbox):
         "--batch",
         "2",
         "--imgsz",
-        "128",
+        "64",
         "--steps",
-        "3",
+        "2",
         "--warmup",
         "1",
         "--workers",
@@ -240,7 +245,7 @@ def test_run_fixture_cpu(sandbox):
     doc = json.loads((out / "profile.json").read_text())
     assert doc["kind"] == "train"
     s = doc["settings"]
-    assert (s["batch"], s["steps"], s["warmup"], s["workers"], s["imgsz"]) == (2, 3, 1, 0, 128)
+    assert (s["batch"], s["steps"], s["warmup"], s["workers"], s["imgsz"]) == (2, 2, 1, 0, 64)
     assert s["data_yaml"] == str(FIXTURE_YAML) and s["train_images"] == 32
     # --amp is the default: on the CPU it is simply off, said once in the settings, neither a mark nor a warning
     assert s["amp"] is True and s["amp_active"] is False and "CUDA-only" in s["amp_off"]
@@ -248,7 +253,7 @@ def test_run_fixture_cpu(sandbox):
     assert "AMP" not in r.stderr
     assert doc["model"]["nb_classes"] == 3 and doc["model"]["aux_weight"] == 0.25
     steps, phases = trace_steps(out / "profile_trace.json")
-    assert steps == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
+    assert steps == ["ProfilerStep#1", "ProfilerStep#2"]
     assert phases == {"## dataload ##", "## to_device ##", "## forward ##", "## backward ##", "## optimizer ##"}
     # the trainer's step, in its order: zero_grad between forward and backward; after the optimizer
     # step and EMA, the per-step logging reads loss.item() (+ the loss components), in every step
@@ -366,7 +371,7 @@ def test_sigterm_leaves_no_partial_files(sandbox):
             "--device",
             "cpu",
             "--imgsz",
-            "128",
+            "64",
             "--warmup",
             "1",
             "--runs",
