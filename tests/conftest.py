@@ -204,6 +204,7 @@ IN_PROCESS_COMMANDS = frozenset(
         "report",
         "roofline",
         "ranks",
+        "launches",
     }
 )
 ALWAYS_SUBPROCESS = os.environ.get("LIBREYOLO_PROFILE_TEST_SUBPROCESS") == "1"

@@ -29,6 +29,7 @@ CALLS = {
     "report": "report {mini} --out {dir}/out.html",
     "roofline": "roofline {v100} --top 3",
     "ranks": "ranks {mini}",
+    "launches": "launches {v100} --top 3",
     "usage error": "kernels {v100} --sort nonsense",
     "missing file": "summary {dir}/absent.json",
 }

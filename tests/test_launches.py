@@ -86,6 +86,7 @@ def test_a_profile_without_its_trace_says_so(trace, tmp_path):
     assert run.returncode == 2 and "need the trace's events" in run.stderr and "is gone" in run.stderr
 
 
+@pytest.mark.cold_cache  # the shared analyses carry the section already (tests/trace_analyses.py)
 def test_the_launches_section_is_kept_and_the_trace_read_once(trace, monkeypatch):
     """The first ask computes the launches section from the trace and keeps it with the profile; a later one, in
     a profile opened anew, reads what was kept (the parser, broken here, is never called) and answers the same."""

@@ -13,6 +13,9 @@ once per suite, not once per worker that reads it (the corpus, the first screen 
 trace), the first worker to ask analysing it under a lock the others wait on; the later ones read the entry
 it published (the product's own cached read). The remembered entries stay the worker's own.
 
+The analysis computes the kept sections (the launches, the report's timeline) in its pass, and they are linked
+too: the readers needing them would otherwise parse and ingest the trace again in every test's cache.
+
 One module, imported once per worker (conftest.py is imported twice, as `conftest` and `tests.conftest`),
 holds the worker's store in CURRENT.
 """
@@ -27,6 +30,9 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+
+from libreyolo_profile.store.disk.kept_sections import AREA, _key, asking
+from libreyolo_profile.store.ingest.lazy_sections import SECTION_FILES
 
 REMEMBERED_AREAS = ("flops", "cpu_peak")
 
@@ -43,6 +49,7 @@ class AnalysedTraces:
         self.root, self.traces, self.run = root, traces, run
         self.shared = root if shared is None else shared
         self.results: dict[Path, subprocess.CompletedProcess] = {}
+        self.kept: dict[Path, list[Path]] = {}
         self.caches: set[Path] = set()  # the caches that take an analysis as soon as a command reads its trace
 
     @property
@@ -58,7 +65,7 @@ class AnalysedTraces:
             locks = self.shared / "locks"
             locks.mkdir(parents=True, exist_ok=True)
             name = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:16]
-            with open(locks / f"{name}.lock", "w") as lock:
+            with open(locks / f"{name}.lock", "w") as lock, asking(*SECTION_FILES):
                 fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
                 self.results[path] = self.run("summary", str(path), "--json", env={"XDG_CACHE_HOME": str(self.shared)})
         return self.results[path]
@@ -87,6 +94,21 @@ class AnalysedTraces:
             # linked, not copied: the product replaces a cache entry whole through a rename and never writes
             # into one, so a test's cache never changes the shared files
             shutil.copytree(self.entries / key, target, copy_function=_link_or_copy)
+            for section in self.sections(path):
+                kept = cache / "libreyolo-profile" / AREA / section.name
+                if not kept.exists():
+                    shutil.copytree(section, kept, copy_function=_link_or_copy)
+
+    def sections(self, path: Path) -> list[Path]:
+        """The kept sections (store/disk/kept_sections.py) the trace's analysis computed in its pass, as
+        the product names them for its profile."""
+        if path not in self.kept:
+            doc = self.document(path)
+            homes = (
+                self.shared / "libreyolo-profile" / AREA / _key(doc, name, doc.get("rank")) for name in SECTION_FILES
+            )
+            self.kept[path] = [home for home in homes if home.is_dir()]
+        return self.kept[path]
 
     def provide_for(self, args: tuple[str, ...], cwd: Path | str | None, env: dict | None) -> None:
         """Before a command: every trace among its arguments analysed and linked into the cache it will read,
