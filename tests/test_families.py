@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_measurement
+from tests.conftest import run_cli, run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_YAML = REPO / "fixtures" / "synth3.yaml"
@@ -163,14 +163,20 @@ def phases_in_trace(trace: Path) -> set[str]:
     return {e["name"] for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("## ")}
 
 
+def reader(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """A reader command, answered in this process (the conftest's runner: the same entry point, environment,
+    cwd and captured streams as a subprocess, without a process per reader)."""
+    return run_cli(*args, cwd=cwd, env=_env(home))
+
+
 def every_reader(cwd: Path, home: Path, profile: Path) -> None:
-    for reader in ("summary", "phases", "kernels", "ops"):
-        r = cli(cwd, home, reader, str(profile), "--json")
-        assert r.returncode == 0, f"{reader} {profile}: {r.stderr}"
+    for name in ("summary", "phases", "kernels", "ops"):
+        r = reader(cwd, home, name, str(profile), "--json")
+        assert r.returncode == 0, f"{name} {profile}: {r.stderr}"
         json.loads(r.stdout)
-    r = cli(cwd, home, "get", str(profile), "step_ms")
+    r = reader(cwd, home, "get", str(profile), "step_ms")
     assert r.returncode == 0 and float(r.stdout) > 0, r.stderr
-    r = cli(cwd, home, "report", str(profile), "--out", str(profile.parent / "report.html"))
+    r = reader(cwd, home, "report", str(profile), "--out", str(profile.parent / "report.html"))
     assert r.returncode == 0, r.stderr
     assert "<html" in (profile.parent / "report.html").read_text()[:2000].lower()
 
@@ -196,7 +202,7 @@ def test_infer_families(place, infer_profiles):
             "## postprocess ##",
         }
         every_reader(cwd, home, profile)
-        summary = cli(cwd, home, "summary", str(profile))
+        summary = reader(cwd, home, "summary", str(profile))
         assert f"{family}-{size}" in summary.stdout and "GFLOPs/image" in summary.stdout
 
 
@@ -238,7 +244,7 @@ def test_run_families(place, run_profiles):
 
 def test_query_across_families(place, infer_profiles, run_profiles):
     cwd, home = place
-    r = cli(
+    r = reader(
         cwd,
         home,
         "query",
