@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_measurement
+from tests.conftest import run_cli, run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 IMGSZ = 64
@@ -28,14 +28,20 @@ FORMATS = {
 pytestmark = pytest.mark.slow
 
 
-def _env(home: Path, pythonpath: str = str(REPO)) -> dict:
+def _env(home: Path) -> dict:
     env = dict(os.environ)
-    env.update(HOME=str(home), LIBREYOLO_PROFILE_OFFLINE="1", PYTHONPATH=pythonpath, COLUMNS="200")
+    env.update(HOME=str(home), LIBREYOLO_PROFILE_OFFLINE="1", PYTHONPATH=str(REPO), COLUMNS="200")
     return env
 
 
 def cli(cwd: Path, home: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return run_measurement(*args, cwd=cwd, env=env or _env(home))
+
+
+def reader(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """A reader command, answered in this process (the conftest's runner: the same entry point, environment,
+    cwd and captured streams as a subprocess, without a process per reader)."""
+    return run_cli(*args, cwd=cwd, env=_env(home))
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +138,7 @@ def test_infer_export(place, profiles, fmt):
     # the runtime's own per-node times are the ops table's rows, in the forward phase
     expected = window_op_ms(trace, prefix)
     assert expected, f"no {prefix} ops in the trace"
-    r = cli(cwd, home, "ops", str(profile), "--json", "--top", "1000")
+    r = reader(cwd, home, "ops", str(profile), "--json", "--top", "1000")
     assert r.returncode == 0, r.stderr
     rows = [row for row in json.loads(r.stdout)["ops"] if row["name"].startswith(prefix)]
     got = {row["name"]: row["total_ms_per_step"] for row in rows}
@@ -142,23 +148,23 @@ def test_infer_export(place, profiles, fmt):
     if fmt == "onnx":
         assert {row["phases"] for row in rows} == {"forward"}
         assert "CPUExecutionProvider" in model["ops_source"] and model["execution_provider"] == "CPUExecutionProvider"
-    for reader in ("summary", "phases", "kernels"):
-        r = cli(cwd, home, reader, str(profile), "--json")
-        assert r.returncode == 0, f"{reader}: {r.stderr}"
+    for name in ("summary", "phases", "kernels"):
+        r = reader(cwd, home, name, str(profile), "--json")
+        assert r.returncode == 0, f"{name}: {r.stderr}"
         json.loads(r.stdout)
-    r = cli(cwd, home, "get", str(profile), "step_ms")
+    r = reader(cwd, home, "get", str(profile), "step_ms")
     assert r.returncode == 0 and float(r.stdout) > 0
-    r = cli(cwd, home, "report", str(profile), "--out", str(profile.parent / "report.html"))
+    r = reader(cwd, home, "report", str(profile), "--out", str(profile.parent / "report.html"))
     assert r.returncode == 0, r.stderr
     assert f"{fmt} via {runtime}" in (profile.parent / "report.html").read_text() or fmt == "pytorch"
 
 
 def test_compare_pytorch_with_onnx_export(place, profiles):
     cwd, home = place / "cwd", place / "home"
-    r = cli(cwd, home, "compare", str(profiles["pytorch"]), str(profiles["onnx"]))
+    r = reader(cwd, home, "compare", str(profiles["pytorch"]), str(profiles["onnx"]))
     assert r.returncode == 0, r.stderr
     assert "model differs: format pytorch → onnx; runtime torch → onnxruntime" in r.stdout
-    r = cli(cwd, home, "compare", str(profiles["pytorch"]), str(profiles["onnx"]), "--json")
+    r = reader(cwd, home, "compare", str(profiles["pytorch"]), str(profiles["onnx"]), "--json")
     assert r.returncode == 0, r.stderr
     differs = json.loads(r.stdout)["model_differs"]
     assert differs["format"] == ["pytorch", "onnx"] and differs["runtime"] == ["torch", "onnxruntime"]
@@ -166,7 +172,7 @@ def test_compare_pytorch_with_onnx_export(place, profiles):
 
 def test_query_sees_every_format(place, profiles):
     cwd, home = place / "cwd", place / "home"
-    r = cli(
+    r = reader(
         cwd, home, "query", "SELECT count(*) AS n, count(DISTINCT profile) AS p FROM profiles", "profiles", "--json"
     )
     assert r.returncode == 0, r.stderr
@@ -175,9 +181,11 @@ def test_query_sees_every_format(place, profiles):
 
 @pytest.mark.parametrize("fmt, module, extra", [("onnx", "onnxruntime", "onnx"), ("openvino", "openvino", "openvino")])
 def test_missing_runtime_names_the_extra(place, exports, tmp_path, fmt, module, extra):
-    """With the runtime unimportable (a stub that raises ImportError first on the path), exit 2."""
-    stub = tmp_path / "stub" / module
-    stub.mkdir(parents=True)
+    """With the runtime unimportable (a stub that raises ImportError first on the path), exit 2. The stub
+    sits in the working directory, which `python -m` puts first on sys.path: the command's environment
+    stays the suite's, so it is forked from the warm parent instead of started afresh."""
+    stub = tmp_path / module
+    stub.mkdir()
     (stub / "__init__.py").write_text("raise ImportError('blocked by the test')\n")
     home = tmp_path / "home"
     home.mkdir()
@@ -193,7 +201,6 @@ def test_missing_runtime_names_the_extra(place, exports, tmp_path, fmt, module, 
         str(IMGSZ),
         "--project",
         "out",
-        env=_env(home, f"{tmp_path / 'stub'}{os.pathsep}{REPO}"),
     )
     assert r.returncode == 2, r.stderr
     assert f'pip install "libreyolo-profile[{extra}]"' in r.stderr and "Traceback" not in r.stderr
