@@ -173,10 +173,33 @@ def two_ranks(tmp_path: Path) -> list[Path]:
     ]
 
 
-def test_two_ranks_hand_derived(tmp_path):
-    traces = two_ranks(tmp_path)
-    out = cli_json("import", "--job", *map(str, traces), "--project", str(tmp_path / "p"))
-    profile = Path(out["directory"])
+def aligned_ranks(tmp_path: Path) -> list[Path]:
+    # both arrive together: no wait
+    return [
+        rank_trace(tmp_path / "c.json", 0, 2, 0, [(ALLREDUCE, 150, 600)]),
+        rank_trace(tmp_path / "d.json", 1, 2, 0, [(ALLREDUCE, 150, 600)]),
+    ]
+
+
+# each job imported once for the tests that read it (the hand-derived waits, the verdict, compare)
+@pytest.fixture(scope="module")
+def late_job(tmp_path_factory) -> Path:
+    """two_ranks imported as one job: its profile directory."""
+    base = tmp_path_factory.mktemp("late-job")
+    out = cli_json("import", "--job", *map(str, two_ranks(base)), "--project", str(base / "p"))
+    return Path(out["directory"])
+
+
+@pytest.fixture(scope="module")
+def aligned_job(tmp_path_factory) -> Path:
+    """aligned_ranks imported as one job: its profile directory."""
+    base = tmp_path_factory.mktemp("aligned-job")
+    out = cli_json("import", "--job", *map(str, aligned_ranks(base)), "--project", str(base / "p"))
+    return Path(out["directory"])
+
+
+def test_two_ranks_hand_derived(late_job):
+    profile = late_job
     calls = {r["rank"]: r for r in table(profile, "collectives")}
     assert calls[0]["wait_ms"] == pytest.approx(0.300) and calls[0]["transfer_ms"] == pytest.approx(0.150)
     assert calls[1]["wait_ms"] == 0 and calls[1]["transfer_ms"] == pytest.approx(0.150)
@@ -221,16 +244,11 @@ def test_four_ranks_shifted_clock_and_a_missing_collective(tmp_path):
     assert ranks[2]["last_arrivals"] == 2 and ranks[2]["entered_ms"] == pytest.approx(0.200)
 
 
-def test_no_straggler_reads_like_one_rank(tmp_path):
+def test_no_straggler_reads_like_one_rank(aligned_job):
     # both arrive together: no wait, so the job's verdict is its slowest rank's own
-    traces = [
-        rank_trace(tmp_path / "a.json", 0, 2, 0, [(ALLREDUCE, 150, 600)]),
-        rank_trace(tmp_path / "b.json", 1, 2, 0, [(ALLREDUCE, 150, 600)]),
-    ]
-    out = cli_json("import", "--job", *map(str, traces), "--project", str(tmp_path / "p"))
-    doc = json.loads((Path(out["directory"]) / "profile.json").read_text())
+    doc = json.loads((aligned_job / "profile.json").read_text())
     assert doc["verdict"]["bound"] != "straggler" and doc["job"]["straggler"] is None
-    assert not any(r["straggler"] for r in table(Path(out["directory"]), "ranks"))
+    assert not any(r["straggler"] for r in table(aligned_job, "ranks"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,15 +382,9 @@ def test_recorded_process_groups_sizes_and_kinds_key_the_match(tmp_path):
     assert calls[("pg 0", 0)]["sizes_agree"] is False and calls[("pg 1", 0)]["sizes_agree"] is True
 
 
-def test_compare_of_two_jobs_compares_the_ranks(tmp_path):
+def test_compare_of_two_jobs_compares_the_ranks(late_job, aligned_job):
     # before: rank 1 enters 300 µs late and rank 0 waits 300 µs for it; after: both arrive together
-    before = two_ranks(tmp_path)
-    after = [
-        rank_trace(tmp_path / "c.json", 0, 2, 0, [(ALLREDUCE, 150, 600)]),
-        rank_trace(tmp_path / "d.json", 1, 2, 0, [(ALLREDUCE, 150, 600)]),
-    ]
-    a = cli_json("import", "--job", *map(str, before), "--project", str(tmp_path / "A"))["directory"]
-    b = cli_json("import", "--job", *map(str, after), "--project", str(tmp_path / "B"))["directory"]
+    a, b = str(late_job), str(aligned_job)
     c = cli_json("compare", a, b)["ranks"]
     assert c["straggler"] == {"before": 1, "after": None}
     rows = {r["rank"]: r for r in c["ranks"]}
@@ -417,8 +429,9 @@ def test_report_draws_a_lane_per_rank(dlrm, tmp_path):
 def test_job_usage_errors_are_one_line_exit_2(tmp_path, args, words):
     one, two = two_ranks(tmp_path)
     (tmp_path / "empty").mkdir()
-    single = cli_json("import", str(one), "--project", str(tmp_path / "single"))["directory"]
-    where = {"ONE": one, "TWO": two, "EMPTY_DIR": tmp_path / "empty", "NOWHERE": tmp_path / "nowhere", "SINGLE": single}
+    where = {"ONE": one, "TWO": two, "EMPTY_DIR": tmp_path / "empty", "NOWHERE": tmp_path / "nowhere"}
+    if "SINGLE" in args:  # a profile of one trace, imported only where the case reads it
+        where["SINGLE"] = cli_json("import", str(one), "--project", str(tmp_path / "single"))["directory"]
     result = (
         run_cli(*[str(where.get(a, a)) for a in args], "--project", str(tmp_path / "p"))
         if args[0] == "import"
