@@ -75,7 +75,7 @@ def infer_profiles(place) -> dict[str, Path]:
             "--warmup",
             "1",
             "--runs",
-            "2",
+            "1",  # one call profiled: what is checked is the family's model, phases and readers, not the timing
             "--no-report",
             "--no-overhead",
             "--project",
@@ -105,7 +105,7 @@ def run_profiles(place) -> dict[str, Path]:
             "--imgsz",
             str(IMGSZ),
             "--steps",
-            "2",
+            "1",  # one step profiled: what is checked is the family's trainer, phases and readers, not the timing
             "--warmup",
             "1",
             "--workers",
