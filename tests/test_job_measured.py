@@ -13,6 +13,10 @@ from conftest import REPO, cli_json, run_cli
 
 FIXTURE_YAML = REPO / "fixtures" / "synth3.yaml"
 JOB = ["--device", "cpu", "--nproc", "2", "--batch", "4", "--imgsz", "64", "--workers", "0"]
+# two profiled steps: "every step" already means more than one, and each step is ~35,000 ops a rank to record,
+# replay unprofiled and analyse (the whole job ~30 % dearer with 3)
+STEPS = 2
+MEASURED = ["--steps", str(STEPS), "--warmup", "1", "--no-report"]
 
 
 def table(profile_dir: Path, name: str) -> list[dict]:
@@ -34,9 +38,7 @@ def raw_steps(trace: Path) -> tuple[int, int, int]:
 
 @pytest.mark.slow
 def test_run_with_two_cpu_ranks_writes_one_job_profile(tmp_path):
-    run = run_cli(
-        "run", str(FIXTURE_YAML), *JOB, "--steps", "3", "--warmup", "1", "--no-report", "--project", str(tmp_path / "p")
-    )
+    run = run_cli("run", str(FIXTURE_YAML), *JOB, *MEASURED, "--project", str(tmp_path / "p"))
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr
     profile = tmp_path / "p" / "train"
@@ -53,9 +55,9 @@ def test_run_with_two_cpu_ranks_writes_one_job_profile(tmp_path):
     # the kept trace is the metrics rank's, and the tables agree with its raw events
     rank, steps, reduces = raw_steps(profile / "profile_trace.json")
     assert rank == doc["job"]["metrics_rank"] and doc["job"]["traces"] == {str(rank): "profile_trace.json"}
-    assert steps == 3 and reduces >= 3  # DDP all-reduces the gradients in every step
+    assert steps == STEPS and reduces >= STEPS  # DDP all-reduces the gradients in every step
     own = [r for r in table(profile, "steps") if r["rank"] == rank]
-    assert len(own) == 3
+    assert len(own) == STEPS
     reduced = [c for c in table(profile, "collectives") if c["collective"] == "allreduce" and c["rank"] == rank]
     assert len(reduced) == reduces and all(c["matched_ranks"] == 2 for c in reduced)
     # the readers take it as any job
