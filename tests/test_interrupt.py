@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,14 +21,115 @@ from pathlib import Path
 import pytest
 
 from tests.bad_inputs.make_bad_inputs import T0, kineto_text
-from tests.conftest import default_sigint, require_traces, run_cli
+from tests.conftest import REPO, default_sigint, require_traces, run_cli
 
 # --no-overhead skips the unprofiled timing pass: the kill points stay the same, the test gets faster; so do
-# 10 profiled calls instead of 40 (a whole run 8.7 CPU-s instead of 20 here), the late kill still landing in
-# an analysis that takes seconds
-INFER = ["infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "10", "--no-overhead"]
+# 10 profiled calls instead of 40, the late kill still landing in an analysis that takes seconds (its length
+# follows the calls' ops, not the image size)
+INFER = ["infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "10", "--no-overhead"]
 # two measurements racing for one project need no time to be killed in: a few calls each
 SHORT_INFER = ["infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "4", "--no-overhead"]
+
+# A warm parent for this file's measurements: torch, LibreYOLO and our code imported once, each command a child
+# forked from it (tests/zygote.py's child: its own pid, working directory, environment and streams, the entry
+# point `python -m libreyolo_profile` runs), which the test watches, signals and waits on, two at once where it
+# races them. The imports (~5 CPU-s a fresh `infer`) are no kill point of the forked ones: they are killed at
+# warmup and at analysis; the early kill, inside those imports, still goes to a fresh interpreter.
+# tempfile's directory, read once by the parent's imports, is forgotten: the child's TMPDIR holds its
+# temporary files, as a fresh interpreter's would.
+WARM_PARENT = r"""
+import importlib, json, os, signal, sys, tempfile
+from tests.zygote import WARM_IMPORTS, _child
+for name in WARM_IMPORTS:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+replies = os.fdopen(os.dup(1), "w", buffering=1)
+for line in sys.stdin:
+    request = json.loads(line)
+    if "wait" in request:
+        replies.write(json.dumps({"status": os.waitpid(request["wait"], 0)[1]}) + "\n")
+        continue
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        tempfile.tempdir = None
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _child(request, replies.fileno())
+    replies.write(json.dumps({"pid": pid}) + "\n")
+os._exit(0)  # every child waited on: nothing of torch's to tear down
+"""
+
+
+class WarmParent:
+    """The parent above: start(args) forks a command and answers its pid at once; wait(pid) its exit code."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WARM_PARENT], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+
+    def _ask(self, request: dict, timeout: float) -> dict:
+        self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"no answer to {request} in {timeout} s"
+        line = self.proc.stdout.readline()
+        assert line, f"the warm parent exited ({self.proc.wait()})"
+        return json.loads(line)
+
+    def start(self, args: list[str], cwd: Path, env: dict, name: str) -> "Forked":
+        out, err = self.tmp / f"{name}.out", self.tmp / f"{name}.err"
+        request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err)}
+        return Forked(self, self._ask(request, 600)["pid"], out, err)  # the first answer waits for the imports
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+class Forked:
+    """A forked command, read and signalled as the Popen of a fresh one would be."""
+
+    def __init__(self, parent: WarmParent, pid: int, out: Path, err: Path) -> None:
+        self.parent, self.pid, self.out, self.err = parent, pid, out, err
+        self.returncode: int | None = None
+
+    def stderr(self) -> str:
+        return self.err.read_text(errors="replace") if self.err.exists() else ""
+
+    def stdout(self) -> str:
+        return self.out.read_text(errors="replace") if self.out.exists() else ""
+
+    def running(self) -> bool:
+        """Not yet exited (a child that exited stays a zombie until its parent waits on it)."""
+        if self.returncode is not None:
+            return False
+        state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+    def wait(self, timeout: float) -> int:
+        if self.returncode is None:
+            deadline = time.monotonic() + timeout
+            while self.running() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if self.running():
+                os.kill(self.pid, signal.SIGKILL)
+            self.returncode = os.waitstatus_to_exitcode(self.parent._ask({"wait": self.pid}, 60)["status"])
+        return self.returncode
+
+
+@pytest.fixture(scope="module")
+def warm_parent(tmp_path_factory):
+    parent = WarmParent(tmp_path_factory.mktemp("forked"))
+    yield parent
+    parent.close()
 
 
 def inference_trace() -> bytes:
@@ -59,48 +162,82 @@ def digest(directory: Path) -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="module")
+def previous_profile(warm_parent, tmp_path_factory) -> Path:
+    """A --project holding an infer profile, imported once: each test's --project starts as a copy of it."""
+    base = tmp_path_factory.mktemp("previous")
+    trace = base / "previous_trace.json"
+    trace.write_bytes(inference_trace())
+    env = dict(os.environ, XDG_CACHE_HOME=str(base / "cache"), TMPDIR=str(base))
+    done = warm_parent.start(["import", str(trace), "--project", str(base / "project"), "--json"], base, env, "import")
+    assert done.wait(timeout=300) == 0, done.stderr()
+    assert json.loads(done.stdout())["kind"] == "infer"
+    return base / "project"
+
+
 @pytest.fixture
-def workspace(tmp_path):
+def workspace(tmp_path, previous_profile, warm_parent):
     """cwd, TMPDIR, cache and a --project already holding an infer profile."""
     cwd, tmp, cache, project = (tmp_path / n for n in ("cwd", "tmp", "cache", "project"))
     for d in (cwd, tmp, cache):
         d.mkdir()
-    trace = tmp_path / "previous_trace.json"
-    trace.write_bytes(inference_trace())
+    shutil.copytree(previous_profile, project)
     env = {"XDG_CACHE_HOME": str(cache), "TMPDIR": str(tmp)}
-    done = run_cli("import", str(trace), "--project", str(project), "--json", env=env)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["kind"] == "infer"
-    return {"cwd": cwd, "tmp": tmp, "project": project, "env": dict(os.environ, **env)}
+    return {"cwd": cwd, "tmp": tmp, "project": project, "env": dict(os.environ, **env), "parent": warm_parent}
 
 
-def start_infer(ws: dict, project: Path, command: list[str] = INFER) -> tuple[subprocess.Popen, list[str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "libreyolo_profile", *command, "--project", str(project)],
-        cwd=ws["cwd"],
-        env=ws["env"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_sigint,
-    )
-    lines: list[str] = []
+class Fresh:
+    """A command in a fresh interpreter (Popen), read as a Forked one is."""
 
-    def drain():
-        for line in proc.stderr:
-            lines.append(line)
+    def __init__(self, args: list[str], cwd: Path, env: dict) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "libreyolo_profile", *args],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=default_sigint,
+        )
+        self.lines: list[str] = []
 
-    threading.Thread(target=drain, daemon=True).start()
-    return proc, lines
+        def drain():
+            for line in self.proc.stderr:
+                self.lines.append(line)
+
+        threading.Thread(target=drain, daemon=True).start()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def send_signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout=timeout)
 
 
-def wait_for(lines: list[str], proc: subprocess.Popen, pattern: str | None, seconds: float) -> bool:
+def start_infer(ws: dict, project: Path, command: list[str] = INFER, name: str = "infer", fresh: bool = False):
+    args = [*command, "--project", str(project)]
+    if fresh:
+        return Fresh(args, ws["cwd"], ws["env"])
+    return ws["parent"].start(args, ws["cwd"], ws["env"], f"{ws['cwd'].parent.name}-{name}")
+
+
+def wait_for(proc, pattern: str | None, seconds: float) -> bool:
     """True once a stderr line contains `pattern` (None: once `seconds` have passed)."""
     deadline = time.monotonic() + (seconds if pattern is None else 240)
     while time.monotonic() < deadline:
-        if pattern is not None and any(pattern in line for line in lines):
+        if pattern is not None and pattern in proc.stderr():
             return True
-        if proc.poll() is not None:
+        if not proc.running():
             return False
         time.sleep(0.05)
     return pattern is None
@@ -115,38 +252,40 @@ def assert_no_leftovers(ws: dict, profiles: tuple[str, ...] = ("infer",)) -> Non
     assert left == [], f"temporary files left behind: {left}"
 
 
-# when to kill: early (model building), mid-measurement, at the start of analysis and publish
+# when to kill: early (inside the imports of torch and LibreYOLO: a fresh interpreter), mid-measurement, at the
+# start of analysis and publish (forked from the warm parent: the same points without the imports before them)
 KILL_POINTS = [
-    ("SIGINT", signal.SIGINT, None, 2.0),
-    ("SIGTERM", signal.SIGTERM, "warmup", 0.0),
-    ("SIGTERM-late", signal.SIGTERM, "analysing", 0.0),
+    ("SIGINT", signal.SIGINT, None, 2.0, True),
+    ("SIGTERM", signal.SIGTERM, "warmup", 0.0, False),
+    ("SIGTERM-late", signal.SIGTERM, "analysing", 0.0, False),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("label,sig,pattern,delay", KILL_POINTS, ids=[k[0] for k in KILL_POINTS])
-def test_killed_measurement_keeps_previous_profile(workspace, label, sig, pattern, delay):
+@pytest.mark.parametrize("label,sig,pattern,delay,fresh", KILL_POINTS, ids=[k[0] for k in KILL_POINTS])
+def test_killed_measurement_keeps_previous_profile(workspace, label, sig, pattern, delay, fresh):
     before = digest(workspace["project"] / "infer")
-    proc, lines = start_infer(workspace, workspace["project"])
-    reached = wait_for(lines, proc, pattern, delay)
-    if not reached and proc.poll() is not None:
-        pytest.fail(f"infer ended before the kill point ({pattern}): rc={proc.returncode}\n{''.join(lines)}")
+    proc = start_infer(workspace, workspace["project"], fresh=fresh)
+    reached = wait_for(proc, pattern, delay)
+    if not reached and not proc.running():
+        pytest.fail(f"infer ended before the kill point ({pattern}): rc={proc.wait(60)}\n{proc.stderr()}")
     proc.send_signal(sig)
     proc.wait(timeout=120)
     time.sleep(0.2)
+    lines = proc.stderr()
     after = digest(workspace["project"] / "infer")
-    assert after == before, f"{label}: the previous profile changed\n{''.join(lines)}"
+    assert after == before, f"{label}: the previous profile changed\n{lines}"
     published = ()
     # a signal is its exit code wherever it lands, also after the publish (issue 54: that was -15); 0 only when
     # it came once the process was exiting, the profile written
     finished = proc.returncode == 0 and (workspace["project"] / "infer2").exists()
-    assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig] or finished, "".join(lines)
+    assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig] or finished, lines
     if (workspace["project"] / "infer2").exists():  # the signal came after the publish: the profile is whole
-        assert pattern == "analysing", "".join(lines)
+        assert pattern == "analysing", lines
         doc = json.loads((workspace["project"] / "infer2" / "profile.json").read_text())
         assert doc["kind"] == "infer" and "metrics" in doc
         published = ("infer2",)
-    assert "Traceback" not in "".join(lines)
+    assert "Traceback" not in lines
     assert_no_leftovers(workspace, ("infer", *published))
 
 
@@ -154,10 +293,10 @@ def test_killed_measurement_keeps_previous_profile(workspace, label, sig, patter
 def test_two_measurements_into_one_project(workspace):
     project = workspace["project"]
     previous = digest(project / "infer")
-    first, first_lines = start_infer(workspace, project, SHORT_INFER)
-    second, second_lines = start_infer(workspace, project, SHORT_INFER)
-    assert first.wait(timeout=600) == 0, "".join(first_lines)
-    assert second.wait(timeout=600) == 0, "".join(second_lines)
+    first = start_infer(workspace, project, SHORT_INFER, "first")
+    second = start_infer(workspace, project, SHORT_INFER, "second")
+    assert first.wait(timeout=600) == 0, first.stderr()
+    assert second.wait(timeout=600) == 0, second.stderr()
     assert digest(project / "infer") == previous  # the imported profile is kept as it was
     for name in ("infer2", "infer3"):  # each measurement whole in its own directory
         doc = json.loads((project / name / "profile.json").read_text())
