@@ -137,11 +137,12 @@ def table(
         pad_edge=False,
     )
     for i, (header, justify) in enumerate(columns):
+        elided = header in ELIDED_HEADERS
         t.add_column(
             escape(safe_line(header)),
             justify=justify,
-            overflow="fold",
-            no_wrap=i == name_column,
+            overflow="ellipsis" if elided else "fold",
+            no_wrap=i == name_column or elided,
             width=widths[i] if widths else None,
         )
     for row in shown:
@@ -190,6 +191,10 @@ NAME_WANTED = 32  # fewer cells than this (or than the longest name) for names: 
 OPTIONAL_WORDS = {"phase", "phases"}
 # a change's percentage and its noise threshold beside the change itself (compare): --json keeps them
 OPTIONAL_HEADERS = {"Δ %", "2·SE", "2·SE ms"}
+# text cut at its end with "…" where narrow, never folded: a shape list folded at its spaces took a line per
+# dimension (13 lines a row at 80 columns); its first dimensions say which call it is, --json keeps it whole
+ELIDED_HEADERS = {"shapes"}
+ELIDED_FLOOR = 16
 
 
 def _is_optional(header: str) -> bool:
@@ -205,10 +210,13 @@ def _min_cells(columns: list[tuple[str, str]], rows: list[list], i: int) -> int:
     if columns[i][1] == "right":
         header_word = max(len(word) for word in columns[i][0].split() or [""])
         return max([header_word] + [len(v) for v in values if isinstance(v, str)])
+    header_word = max(len(word) for word in columns[i][0].split() or [""])
+    if columns[i][0] in ELIDED_HEADERS or i == _name_column(columns):  # cut to fit, never below a floor
+        longest = max((len(v) for v in values if isinstance(v, str)), default=0)
+        return max(header_word, min(ELIDED_FLOOR if i != _name_column(columns) else NAME_FLOOR, longest))
     words = [w for v in values for w in (v.split() if isinstance(v, str) else ["x" * 20])]
     longest = max((len(w) for w in words), default=0)
     optional = _is_optional(columns[i][0])  # shown whole or not at all
-    header_word = max(len(word) for word in columns[i][0].split() or [""])
     return max(header_word, longest if optional else min(TEXT_CAP, longest))
 
 

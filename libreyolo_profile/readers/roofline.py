@@ -129,11 +129,15 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
         ("bound", "left", "bound"),
         ("above roof ms", "right", "above_roof_ms_per_step"),
     ]
+    rate_headers = [header for header, _, key in shown if key in CPU_RATES]
     console.print(
         table(
             "Roofline per op and shape (per call; device time per step)",
             [(header, justify) for header, justify, _ in shown],
             [[_row_cell(r, key, on_cpu) for _, _, key in shown] for r in rows],
+            # what a narrow terminal leaves out first: the per-call inputs of the rates, then the rates; the
+            # time, the share of the roof and the time above it stay (--json keeps everything)
+            optional=("GFLOP", "device µs", "calls/step", *reversed(rate_headers), "bound"),
         )
     )
     # a reason may quote the trace's device name: printed as plain, escaped text
