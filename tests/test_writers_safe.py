@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -90,14 +91,40 @@ def one_line_error(result: subprocess.CompletedProcess, *words: str) -> None:
         assert word in lines[0], lines[0]
 
 
-@pytest.fixture
-def ws(tmp_path):
-    """A cwd holding a trace and a --project (`p`) with one imported infer profile."""
-    trace = inference_trace(tmp_path / "t.json")
-    done = run_cli("import", str(trace), "--project", str(tmp_path / "p"), "--json")
+def imported_once(base: Path) -> tuple[Path, dict]:
+    """`base` holding t.json and a --project `p` with its import, and the tree of `base` as it was then."""
+    trace = inference_trace(base / "t.json")
+    done = run_cli("import", str(trace), "--project", str(base / "p"), "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["profile"] == str(tmp_path / "p" / "infer" / "profile.json")
+    assert json.loads(done.stdout)["profile"] == str(base / "p" / "infer" / "profile.json")
+    return base, tree(base)
+
+
+def copied_workspace(imported: tuple[Path, dict], tmp_path: Path) -> Path:
+    """tmp_path holding copies of the imported t.json and `p`: the same bytes the import wrote, without an import
+    per test (the profile names the shared t.json as its source, the folder the teardown check watches)."""
+    base, _ = imported
+    shutil.copy2(base / "t.json", tmp_path / "t.json")
+    shutil.copytree(base / "p", tmp_path / "p", symlinks=True)
     return tmp_path
+
+
+def assert_imported_untouched(imported: tuple[Path, dict]) -> None:
+    """Nothing a test ran wrote beside the profile's recorded source or into the profile it was copied from."""
+    base, before = imported
+    assert changed(before, tree(base)) == set(), sorted(changed(before, tree(base)))
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    return imported_once(tmp_path_factory.mktemp("imported"))
+
+
+@pytest.fixture
+def ws(imported, tmp_path):
+    """A cwd holding a trace and a --project (`p`) with one imported infer profile."""
+    yield copied_workspace(imported, tmp_path)
+    assert_imported_untouched(imported)
 
 
 def device_node(path: Path) -> Path:
