@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, cli_json, run_cli
-from test_writers_safe import changed, inference_trace, tree
+from test_writers_safe import assert_imported_untouched, changed, copied_workspace, imported_once, inference_trace, tree
 
 from tests.bad_inputs.make_bad_inputs import T0, kineto_text, nested_ranges
 
@@ -44,12 +44,17 @@ def one_error_line(result: subprocess.CompletedProcess, code: int, *words: str) 
     return errors[0]
 
 
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    return imported_once(tmp_path_factory.mktemp("imported"))
+
+
 @pytest.fixture
-def ws(tmp_path):
-    """A trace, a --project `p` holding one imported infer profile, and profile.json copies whose kind
-    is hostile: `climb.json` ("../../outside"), `absolute.json` (the user's directory `victim`)."""
-    trace = inference_trace(tmp_path / "t.json")
-    assert run_cli("import", str(trace), "--project", str(tmp_path / "p")).returncode == 0
+def ws(imported, tmp_path):
+    """A trace, a --project `p` holding one imported infer profile (copies of the ones imported once for the
+    file: test_writers_safe.copied_workspace), and profile.json copies whose kind is hostile: `climb.json`
+    ("../../outside"), `absolute.json` (the user's directory `victim`)."""
+    copied_workspace(imported, tmp_path)
     doc = json.loads((tmp_path / "p" / "infer" / "profile.json").read_text())
     victim = tmp_path / "victim"
     victim.mkdir()
@@ -57,7 +62,8 @@ def ws(tmp_path):
     (victim / "report.html").write_text("<p>my page</p>\n")
     (tmp_path / "climb.json").write_text(json.dumps(dict(doc, kind="../../outside")))
     (tmp_path / "absolute.json").write_text(json.dumps(dict(doc, kind=str(victim))))
-    return tmp_path
+    yield tmp_path
+    assert_imported_untouched(imported)
 
 
 # ---------------------------------------------------------------------------------------------
