@@ -107,10 +107,10 @@ def test_the_tiny_window_mark_counts_calls_against_the_default_window(kind, step
 
 @pytest.mark.slow
 def test_run_profiles_its_window_and_times_every_step_unprofiled(tmp_path):
-    """--steps 5 --profiled-steps 2: two ProfilerSteps in the trace, five steps in the headline, and the
-    profiler's overhead per step from the two against the five."""
+    """--steps 3 --profiled-steps 2: two ProfilerSteps in the trace, three steps in the headline, and the
+    profiler's overhead per step from the two against the three."""
     result = run_cli(
-        "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "2", "--imgsz", "64", "--steps", "5",
+        "run", str(FIXTURE_YAML), "--device", "cpu", "--batch", "2", "--imgsz", "64", "--steps", "3",
         "--profiled-steps", "2", "--warmup", "1", "--workers", "0", "--no-amp", "--no-report",
         "--project", str(tmp_path), env={"LIBREYOLO_PROFILE_OFFLINE": "1"},
     )  # fmt: skip
@@ -118,21 +118,21 @@ def test_run_profiles_its_window_and_times_every_step_unprofiled(tmp_path):
     profile = tmp_path / "train"
     doc = json.loads((profile / "profile.json").read_text())
     assert profiler_steps(profile / "profile_trace.json") == 2
-    assert doc["settings"]["steps"] == 5 and doc["settings"]["profiled_steps"] == 2
+    assert doc["settings"]["steps"] == 3 and doc["settings"]["profiled_steps"] == 2
     assert "the first 2 of them profiled" in doc["settings"]["window"]
-    assert doc["timing"]["unprofiled_calls_per_trial"] == [5]
+    assert doc["timing"]["unprofiled_calls_per_trial"] == [3]
     assert doc["timing"]["profiled_calls_per_trial"] == [2]
     assert "min(--steps, 10)" in doc["timing"]["window_rule"]
     extra = doc["extra"][0]
-    assert len(extra["host_step_ms"]) == 2 and len(extra["unprofiled_step_ms"]) == 5
+    assert len(extra["host_step_ms"]) == 2 and len(extra["unprofiled_step_ms"]) == 3
     m = doc["metrics"]
     assert m["steps"] == 2
     # extra's window times are rounded to 1 µs
     assert m["profiled_step_ms"] == pytest.approx(extra["host_window_ms"] / 2, abs=1e-3)
-    assert m["step_ms"] == pytest.approx(extra["unprofiled_window_ms"] / 5, abs=1e-3)
+    assert m["step_ms"] == pytest.approx(extra["unprofiled_window_ms"] / 3, abs=1e-3)
     assert m["profiler_overhead_pct"] == pytest.approx(100 * (m["profiled_step_ms"] / m["step_ms"] - 1), rel=1e-6)
     summary = run_cli("summary", str(profile))
-    assert "headline: 5 unprofiled steps · attribution: 2 profiled steps" in summary.stdout
+    assert "headline: 3 unprofiled steps · attribution: 2 profiled steps" in summary.stdout
     # scalar lists (stride, padding) recorded in the first profiled step only, and the second step's
     # convolutions costed all the same, from the first step's calls at their places (sql/ingest.sql)
     assert doc["settings"]["profiler"]["scalar_lists_recorded"] == "first profiled step"
