@@ -21,7 +21,7 @@ from libreyolo_profile.measure.noise import LoadSampler
 from libreyolo_profile.store.document import headline
 from libreyolo_profile.store.document.capture import TrialCapture, UnprofiledTiming
 from libreyolo_profile.vocabulary import thresholds
-from tests.conftest import run_measurement
+from tests.conftest import run_cli, run_measurement
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -207,6 +207,12 @@ def cli(cwd: Path, *args: str, timeout: float = 600, env: dict | None = None) ->
     return run_measurement(*args, cwd=cwd, env=env, timeout=timeout)
 
 
+def reader(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """A reader command, answered in this process (the conftest's runner: the same entry point, environment,
+    cwd and captured streams as a subprocess, without a process per reader)."""
+    return run_cli(*args, cwd=cwd, env=dict(os.environ, HOME=str(cwd), LIBREYOLO_PROFILE_OFFLINE="1"))
+
+
 INFER = ("infer", "--device", "cpu", "--imgsz", "96", "--warmup", "1", "--runs", "20", "--no-report", "--no-trace")
 
 
@@ -264,9 +270,9 @@ def test_a_busy_machine_gets_the_noisy_mark_in_profile_summary_and_compare(tmp_p
     doc = json.loads(profile.read_text())
     assert "other processes used" in doc["marks"]["noisy"], doc["timing"]["machine"]
     assert doc["metrics"]["other_cpu_pct"] >= thresholds()["noisy_other_cpu_pct"]
-    summary = cli(tmp_path, "summary", str(profile))
+    summary = reader(tmp_path, "summary", str(profile))
     assert summary.returncode == 0 and "noisy" in summary.stdout
-    compared = cli(tmp_path, "compare", str(profile), str(profile), "--json")
+    compared = reader(tmp_path, "compare", str(profile), str(profile), "--json")
     report = json.loads(compared.stdout)
     assert [n["side"] for n in report["before"]["noisy"] + report["after"]["noisy"]] == ["before", "after"]
 
