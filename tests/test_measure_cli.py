@@ -8,6 +8,7 @@ marks, the exit codes of the error paths, and that every reader present accepts 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -27,11 +28,10 @@ READERS = ("summary", "phases", "ops", "kernels")
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def sandbox(tmp_path):
+def make_sandbox(root: Path) -> tuple[Path, Path, dict]:
     """An empty cwd, an empty HOME, and the env a subprocess gets."""
-    cwd = tmp_path / "cwd"
-    home = tmp_path / "home"
+    cwd = root / "cwd"
+    home = root / "home"
     cwd.mkdir()
     home.mkdir()
     env = dict(os.environ)
@@ -40,9 +40,24 @@ def sandbox(tmp_path):
     return cwd, home, env
 
 
+@pytest.fixture
+def sandbox(tmp_path):
+    return make_sandbox(tmp_path)
+
+
 def cli(sandbox, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     cwd, _, env = sandbox
     return run_measurement(*args, cwd=cwd, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def sample_infer(tmp_path_factory) -> tuple[tuple[Path, Path, dict], subprocess.CompletedProcess]:
+    """`infer` on LibreYOLO's sample image, in its own sandbox, measured once for the two tests that read it:
+    the files, trace, marks and readers (test_infer_sample_image_cpu) and what --threads 1, contention and
+    the CPU roof record (test_infer_threads_contention_and_the_roof_say_what_they_did)."""
+    sandbox = make_sandbox(tmp_path_factory.mktemp("sample-infer"))
+    args = ("--imgsz", "64", "--warmup", "1", "--runs", "3", "--threads", "1", "--project", "out")
+    return sandbox, cli(sandbox, "infer", "--device", "cpu", *args)
 
 
 def assert_only(sandbox, *names: str) -> None:
@@ -56,8 +71,22 @@ def assert_only(sandbox, *names: str) -> None:
         assert leftovers == []
 
 
+@functools.lru_cache(maxsize=1)
+def raw_events(trace: Path) -> list[dict]:
+    """The trace's events, parsed once for the checks that read the same trace one after another (the
+    latest trace only: a training trace parsed is large)."""
+    return json.loads(trace.read_text())["traceEvents"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_parsed_traces():
+    """The parsed trace freed when the file is done, not held by the worker for the rest of the suite."""
+    yield
+    raw_events.cache_clear()
+
+
 def trace_steps(trace: Path) -> tuple[list[str], set[str]]:
-    events = json.loads(trace.read_text())["traceEvents"]
+    events = raw_events(trace)
     names = [e.get("name", "") for e in events if e.get("ph") == "X"]
     steps = sorted((n for n in names if n.startswith("ProfilerStep#")), key=lambda n: int(n.split("#")[1]))
     phases = {n for n in names if n.startswith("## ") and n.endswith(" ##")}
@@ -69,7 +98,7 @@ HOST_READS = ("aten::item", "aten::_local_scalar_dense")  # a host read of a dev
 
 def step_events(trace: Path) -> list[dict[str, list[tuple[float, float]]]]:
     """Per ProfilerStep, in order: name -> the (start, end) of each complete event starting inside it."""
-    events = [e for e in json.loads(trace.read_text())["traceEvents"] if e.get("ph") == "X"]
+    events = [e for e in raw_events(trace) if e.get("ph") == "X"]
     steps = sorted((e for e in events if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
     per_step = []
     for step in steps:
@@ -113,9 +142,9 @@ def libreyolo9t_parameter_count() -> int:
     return sum(p.numel() for p in wrapper.model.parameters())
 
 
-def test_infer_sample_image_cpu(sandbox):
+def test_infer_sample_image_cpu(sample_infer):
+    sandbox, r = sample_infer
     cwd, _, _ = sandbox
-    r = cli(sandbox, "infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "3", "--project", "out")
     assert r.returncode == 0, r.stderr
     out = cwd / "out" / "infer"
     doc = json.loads((out / "profile.json").read_text())
@@ -140,28 +169,12 @@ def test_infer_sample_image_cpu(sandbox):
     readers_accept(sandbox, out / "profile.json")
 
 
-def test_infer_threads_contention_and_the_roof_say_what_they_did(sandbox):
+def test_infer_threads_contention_and_the_roof_say_what_they_did(sample_infer):
     """--threads is applied and recorded; contention, when the noise record shows it, is one mark line of at
     most 80 columns with its remedy and its figures in the settings; a noisy or contended profile projects no
     saving; on a busy machine or where an op beat the roof, the CPU roof was probed again and says why."""
+    sandbox, r = sample_infer
     cwd, _, _ = sandbox
-    r = cli(
-        sandbox,
-        "infer",
-        "--device",
-        "cpu",
-        "--imgsz",
-        "64",
-        "--warmup",
-        "1",
-        "--runs",
-        "4",
-        "--threads",
-        "1",
-        "--no-report",
-        "--project",
-        "out",
-    )
     assert r.returncode == 0, r.stderr
     doc = json.loads((cwd / "out" / "infer" / "profile.json").read_text())
     s, marks, env = doc["settings"], doc["marks"], doc["environment"]
