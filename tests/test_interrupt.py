@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.bad_inputs.make_bad_inputs import T0, kineto_text
-from tests.conftest import REPO, default_sigint, require_traces, run_cli
+from tests.conftest import ALWAYS_SUBPROCESS, REPO, default_sigint, require_traces, run_cli
 
 # --no-overhead skips the unprofiled timing pass: the kill points stay the same, the test gets faster; so do
 # 10 profiled calls instead of 40, the late kill still landing in an analysis that takes seconds (its length
@@ -64,15 +64,18 @@ os._exit(0)  # every child waited on: nothing of torch's to tear down
 
 
 class WarmParent:
-    """The parent above: start(args) forks a command and answers its pid at once; wait(pid) its exit code."""
+    """The parent above: start(args) forks a command and answers its pid at once; wait(pid) its exit code. Under
+    LIBREYOLO_PROFILE_TEST_SUBPROCESS=1 (every command a fresh interpreter) it starts them fresh instead."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", WARM_PARENT], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
+        self.proc: subprocess.Popen | None = None
 
     def _ask(self, request: dict, timeout: float) -> dict:
+        if self.proc is None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", WARM_PARENT], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
         self.proc.stdin.write(json.dumps(request).encode() + b"\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
@@ -81,14 +84,17 @@ class WarmParent:
         assert line, f"the warm parent exited ({self.proc.wait()})"
         return json.loads(line)
 
-    def start(self, args: list[str], cwd: Path, env: dict, name: str) -> "Forked":
+    def start(self, args: list[str], cwd: Path, env: dict, name: str) -> "Forked | Fresh":
         out, err = self.tmp / f"{name}.out", self.tmp / f"{name}.err"
+        if ALWAYS_SUBPROCESS:
+            return Fresh(args, cwd, env, out)
         request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err)}
         return Forked(self, self._ask(request, 600)["pid"], out, err)  # the first answer waits for the imports
 
     def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
 
 
 class Forked:
@@ -189,23 +195,26 @@ def workspace(tmp_path, previous_profile, warm_parent):
 class Fresh:
     """A command in a fresh interpreter (Popen), read as a Forked one is."""
 
-    def __init__(self, args: list[str], cwd: Path, env: dict) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "libreyolo_profile", *args],
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=default_sigint,
-        )
+    def __init__(self, args: list[str], cwd: Path, env: dict, out: Path | None = None) -> None:
+        self.out = out
+        with open(os.devnull if out is None else out, "w") as stdout:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "libreyolo_profile", *args],
+                cwd=cwd,
+                env=env,
+                stdout=stdout,
+                stderr=subprocess.PIPE,
+                text=True,
+                preexec_fn=default_sigint,
+            )
         self.lines: list[str] = []
 
         def drain():
             for line in self.proc.stderr:
                 self.lines.append(line)
 
-        threading.Thread(target=drain, daemon=True).start()
+        self.drained = threading.Thread(target=drain, daemon=True)
+        self.drained.start()
 
     @property
     def returncode(self) -> int | None:
@@ -214,6 +223,9 @@ class Fresh:
     def stderr(self) -> str:
         return "".join(self.lines)
 
+    def stdout(self) -> str:
+        return self.out.read_text(errors="replace") if self.out is not None and self.out.exists() else ""
+
     def running(self) -> bool:
         return self.proc.poll() is None
 
@@ -221,7 +233,9 @@ class Fresh:
         self.proc.send_signal(sig)
 
     def wait(self, timeout: float) -> int:
-        return self.proc.wait(timeout=timeout)
+        code = self.proc.wait(timeout=timeout)
+        self.drained.join(timeout=10)
+        return code
 
 
 def start_infer(ws: dict, project: Path, command: list[str] = INFER, name: str = "infer", fresh: bool = False):
