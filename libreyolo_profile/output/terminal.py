@@ -184,7 +184,7 @@ def _narrow_widths(columns, rows, width: int, name_column: int | None, console) 
 
 
 # a column of names (kernels, ops): elided in the middle to fit the terminal, never folded onto lines
-NAME_WORDS = {"kernel", "op", "name", "metric"}
+NAME_WORDS = {"kernel", "op", "name", "metric", "module"}
 NAME_FLOOR = 16
 NAME_WANTED = 32  # fewer cells than this (or than the longest name) for names: optional columns go first
 # a list of phases beside a name: the first thing to leave out of a narrow terminal
