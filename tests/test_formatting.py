@@ -199,6 +199,7 @@ def test_kernel_rows_stay_one_line_at_80_columns(trace):
         # eleven columns: the rates' inputs left out, each shape cut at its end, not folded a line per dimension
         ("roofline", V100_W0, "--top", "8"),
         ("roofline", A100, "--top", "8"),
+        ("modules", "h100_vit_image_classifier"),  # a deep tree: its names cut shorter, its numbers whole
     ],
 )
 def test_headers_are_never_cut_at_80_columns(trace, args):
@@ -211,7 +212,9 @@ def test_headers_are_never_cut_at_80_columns(trace, args):
     for small, big in zip(narrow, wide, strict=True):
         assert set(small["headers"]) <= set(big["headers"]), (small["headers"], big["headers"])
         assert all(len(line) <= 80 for line in small["lines"])
-        assert len(small["rows"]) == len(big["rows"])  # a row folded over lines would add rows
+        # a row folded over lines goes on in rows with an empty first cell: words may go on there, no digit
+        folded = [row for row in small["rows"] if row[0] == "" and any(re.search(r"\d", cell) for cell in row)]
+        assert not folded, folded
         for header in small["headers"]:
             i, j = small["headers"].index(header), big["headers"].index(header)
             numbers = [row[i] for row in small["rows"] if re.fullmatch(r"-?[\d,]+(\.\d+)?", row[i] or "x")]

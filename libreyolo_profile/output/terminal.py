@@ -186,6 +186,7 @@ def _narrow_widths(columns, rows, width: int, name_column: int | None, console) 
 # a column of names (kernels, ops): elided in the middle to fit the terminal, never folded onto lines
 NAME_WORDS = {"kernel", "op", "name", "metric", "module"}
 NAME_FLOOR = 16
+NAME_LAST_RESORT = 8
 NAME_WANTED = 32  # fewer cells than this (or than the longest name) for names: optional columns go first
 # a list of phases beside a name: the first thing to leave out of a narrow terminal
 OPTIONAL_WORDS = {"phase", "phases"}
@@ -262,7 +263,9 @@ def _fit_names(columns: list[tuple[str, str]], rows: list[list], width: int) -> 
     column = _name_column(columns)
     if column is None or not rows:
         return None, None
-    room = max(width - _others(columns, rows, column), NAME_FLOOR, len(columns[column][0]))
+    # below NAME_FLOOR only where the other columns' fewest cells leave no more: a name cut short reads on,
+    # a number folded mid-digit does not
+    room = max(width - _others(columns, rows, column), NAME_LAST_RESORT, len(columns[column][0]))
     names = [row[column] for row in rows if isinstance(row[column], str)]
     shortened = elide_distinct(names, room)
     for row in rows:
