@@ -69,4 +69,5 @@ if __name__ == "__main__":
 
     out, late_rank, late_ms, port = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
     os.makedirs(out, exist_ok=True)
-    mp.spawn(worker, args=(2, out, late_rank, late_ms, port), nprocs=2)
+    # forked, not spawned: torch (imported above) is imported once for both ranks, not once more in each
+    mp.start_processes(worker, args=(2, out, late_rank, late_ms, port), nprocs=2, start_method="fork")
