@@ -7,6 +7,7 @@ call's own wall time), per (op, recorded shapes) over all phases."""
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import json
 import math
@@ -135,6 +136,11 @@ def reference_units(path: Path) -> dict:
         if str(e.get("cat", "")).lower() in ("kernel", "gpu_memcpy", "gpu_memset")
         and e.get("args", {}).get("correlation") in launches
     ]
+    # the work per launching thread, by its launch time: an op's is found by bisect, not by a scan of all of it
+    by_thread: dict = defaultdict(list)
+    for (tid, at), s, e in sorted(work, key=lambda w: w[0][1]):
+        by_thread[tid].append((at, s, e))
+    launched_at = {tid: [at for at, _, _ in items] for tid, items in by_thread.items()}
     rows: dict = {}
     for op in _outermost_modeled(ops):
         if not any(s <= op["ts"] < e for s, e in steps):
@@ -143,7 +149,8 @@ def reference_units(path: Path) -> dict:
         if costs is None:
             continue
         end = op["ts"] + op["dur"]
-        spans = [(s, e) for (tid, at), s, e in work if tid == op["tid"] and op["ts"] <= at < end]
+        items, ats = by_thread.get(op["tid"], []), launched_at.get(op["tid"], [])
+        spans = [(s, e) for _, s, e in items[bisect.bisect_left(ats, op["ts"]) : bisect.bisect_left(ats, end)]]
         if not work:  # a CPU trace: the op's own wall time is its device time
             spans = [(op["ts"], end)]
         if not spans:
@@ -259,6 +266,7 @@ def reference_elementwise(path: Path) -> dict:
         data = json.load(handle)
     events = data["traceEvents"] if isinstance(data, dict) else data
     rows: dict = {}
+    signatures: dict = {}
     for e in events:
         if not isinstance(e, dict) or e.get("name") not in ELEMENTWISE:
             continue
@@ -266,7 +274,10 @@ def reference_elementwise(path: Path) -> dict:
         dims, types = args.get("Input Dims"), args.get("Input type")
         if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
             continue
-        signature = (e["name"], json.dumps(dims), json.dumps(types))
+        seen = (e["name"], repr(dims), repr(types))  # as distinct as the JSON text, cheaper to make per call
+        if seen in signatures:
+            continue
+        signature = signatures[seen] = (e["name"], json.dumps(dims), json.dumps(types))
         if signature not in rows:
             rows[signature] = elementwise_bytes(torch, e["name"], dims, types)
     found: dict = {}

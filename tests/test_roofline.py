@@ -127,9 +127,17 @@ def _synthetic_trace(path):
 
 
 @pytest.fixture(scope="module")
-def synthetic_rows(tmp_path_factory):
-    trace = _synthetic_trace(tmp_path_factory.mktemp("roofline") / "synthetic.json")
-    out = run_cli("roofline", str(trace), "--top", "100", "--json")
+def synthetic(tmp_path_factory):
+    """The synthetic trace and the environment of a reader cache of the module's own: the tests that read it
+    share its one analysis."""
+    work = tmp_path_factory.mktemp("roofline")
+    return _synthetic_trace(work / "synthetic.json"), {"XDG_CACHE_HOME": str(work / "cache")}
+
+
+@pytest.fixture(scope="module")
+def synthetic_rows(synthetic):
+    trace, env = synthetic
+    out = run_cli("roofline", str(trace), "--top", "100", "--json", env=env)
     assert out.returncode == 0, out.stderr
     return {r["op"]: r for r in json.loads(out.stdout)["roofline"]}
 
@@ -164,9 +172,9 @@ def test_outermost_op_is_the_unit_and_unmodeled_ops_keep_their_share(synthetic_r
     assert sum(r["time_share_pct"] for r in synthetic_rows.values()) == pytest.approx(100)
 
 
-def test_bad_regex_is_a_usage_error(tmp_path):
-    trace = _synthetic_trace(tmp_path / "t.json")
-    out = run_cli("roofline", str(trace), "--op", "(")
+def test_bad_regex_is_a_usage_error(synthetic):
+    trace, env = synthetic
+    out = run_cli("roofline", str(trace), "--op", "(", env=env)
     assert out.returncode == 2 and "not a regular expression" in out.stderr
 
 
@@ -230,12 +238,13 @@ def test_a_foreign_cpu_trace_has_figures_but_no_roof(tmp_path):
     assert "83.9" in next(line for line in text.splitlines() if "aten::mm" in line)
 
 
-def test_summary_report_and_what_if_read_the_roofline(tmp_path):
-    trace = _synthetic_trace(tmp_path / "t.json")
+def test_summary_report_and_what_if_read_the_roofline(synthetic, tmp_path):
+    trace, env = synthetic
     rows = {
-        r["op"]: r for r in json.loads(run_cli("roofline", str(trace), "--top", "100", "--json").stdout)["roofline"]
+        r["op"]: r
+        for r in json.loads(run_cli("roofline", str(trace), "--top", "100", "--json", env=env).stdout)["roofline"]
     }
-    summary = json.loads(run_cli("summary", str(trace), "--json").stdout)
+    summary = json.loads(run_cli("summary", str(trace), "--json", env=env).stdout)
     above = summary["above_roof"]
     assert len(above) == 3 and above[0]["above_roof_ms_per_step"] >= above[-1]["above_roof_ms_per_step"]
     assert above[0]["above_roof_ms_per_step"] == pytest.approx(
@@ -249,7 +258,7 @@ def test_summary_report_and_what_if_read_the_roofline(tmp_path):
         sum(r["roofline_us"] * r["calls_per_step"] for r in rows.values() if r["roofline_us"] is not None) / 1e3
     )
 
-    out = run_cli("report", str(trace), "--out", str(tmp_path / "r.html"))
+    out = run_cli("report", str(trace), "--out", str(tmp_path / "r.html"), env=env)
     assert out.returncode == 0, out.stderr
     page = (tmp_path / "r.html").read_text()
     chart = page[page.index('data-chart="roofline"') :]
@@ -257,7 +266,7 @@ def test_summary_report_and_what_if_read_the_roofline(tmp_path):
     costed = [r for r in rows.values() if (r["gflops"] or 0) > 0]
     assert chart.count("<circle") == len(costed) and "fp32 roof: 19.5 TFLOP/s" in chart
 
-    w = json.loads(run_cli("what-if", str(trace), "--op-at-roofline", "50", "--json").stdout)
+    w = json.loads(run_cli("what-if", str(trace), "--op-at-roofline", "50", "--json", env=env).stdout)
     uncapped = sum(
         max(r["device_us"] - 2 * r["roofline_us"], 0) * r["calls_per_step"] / 1e3
         for r in rows.values()
@@ -266,7 +275,7 @@ def test_summary_report_and_what_if_read_the_roofline(tmp_path):
     assert w["uncapped_saved_ms"] == pytest.approx(uncapped)
     assert w["saved_ms"] == pytest.approx(min(uncapped, w["inputs"]["device_bound_ms"]))
     assert w["projected"]["step_ms"] == pytest.approx(w["baseline"]["step_ms"] - w["saved_ms"])
-    assert run_cli("what-if", str(trace), "--op-at-roofline", "0").returncode == 2
+    assert run_cli("what-if", str(trace), "--op-at-roofline", "0", env=env).returncode == 2
 
 
 def test_what_the_trace_does_not_record_is_null_with_the_reason(tmp_path):
