@@ -27,16 +27,25 @@ def shared_cache(tmp_path_factory, analysed_traces) -> Path:
     return analysed_traces.seeded(tmp_path_factory.mktemp("analyses-cache"))
 
 
+@pytest.fixture(scope="module")
+def profiles() -> dict:
+    """The module's opened profiles by trace: the tests only read them, so each trace is opened once for the
+    four tests that read it, not once per test."""
+    return {}
+
+
 @pytest.fixture
-def opened(shared_cache, analysed_traces, monkeypatch):
+def opened(shared_cache, analysed_traces, profiles, monkeypatch):
     """lp.open of a shared trace, through the module's cache, with the trace's analysis in it."""
     import libreyolo_profile as lp
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(shared_cache))
 
     def open_trace(path: Path):
-        analysed_traces.provide(path, shared_cache)
-        return lp.open(path)
+        if path not in profiles:
+            analysed_traces.provide(path, shared_cache)
+            profiles[path] = lp.open(path)
+        return profiles[path]
 
     return open_trace
 
