@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from libreyolo_profile.output.json_out import emit_json
-from libreyolo_profile.output.terminal import stdout_console, table
+from libreyolo_profile.output.terminal import fmt_sig, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import opened, profile_identity, records
 from libreyolo_profile.sqlmodules import run_module
@@ -86,7 +86,7 @@ def device_name(d: dict) -> str:
 
 def mib(value: float) -> str:
     """MiB as people read them: one decimal, small figures to three significant digits."""
-    return f"{value:,.1f}" if abs(value) >= 1 or value == 0 else f"{value:.3g}"
+    return f"{value:,.1f}" if abs(value) >= 1 or value == 0 else fmt_sig(value)
 
 
 def peak_phrase(d: dict) -> str:

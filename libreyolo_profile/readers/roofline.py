@@ -10,7 +10,7 @@ import duckdb
 
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.output.json_out import emit_json
-from libreyolo_profile.output.terminal import stdout_console, table
+from libreyolo_profile.output.terminal import fmt_sig, stdout_console, table
 from libreyolo_profile.output.textsafe import safe_line
 from libreyolo_profile.readers.common import open_profile, profile_identity, records, run_sql
 from libreyolo_profile.store.document.marks import SECTION_UNAVAILABLE
@@ -42,8 +42,8 @@ def above_roof_lines(rows: list[dict], noun: str = "step") -> list[str]:
     """One sentence per op: how much longer than its roofline time it took, at what share of its roof, bound
     by what (time over the roofline: the op ran slower than the roof allows)."""
     return [
-        f"{r['op']} {_shape(r['input_dims'])}: {r['above_roof_ms_per_step']:.3g} ms/{noun} over its roofline time "
-        f"({r['pct_of_roofline']:.3g}% of roof, {r['bound']}-bound)"
+        f"{r['op']} {_shape(r['input_dims'])}: {fmt_sig(r['above_roof_ms_per_step'])} ms/{noun} over its roofline "
+        f"time ({fmt_sig(r['pct_of_roofline'])}% of roof, {r['bound']}-bound)"
         for r in rows
     ]
 
@@ -53,7 +53,7 @@ SIGNIFICANT = ("gflops", "tflops_per_s", "tb_per_s", "pct_of_roofline")  # span 
 
 def _cell(key: str, value):
     """Rates and shares in 3 significant digits, so a CPU op's 0.000186 TFLOP/s does not print as 0.00."""
-    return f"{value:.3g}" if key in SIGNIFICANT and isinstance(value, (int, float)) else value
+    return fmt_sig(value) if key in SIGNIFICANT and isinstance(value, (int, float)) else value
 
 
 def _op_label(row: dict) -> str:
@@ -147,6 +147,6 @@ def print_roofline(trace: Path, *, top: int, op: str | None, as_json: bool) -> N
         say(f"roof: {model} — {source}")
     for reason in sorted({r["no_model_reason"] for r in rows if r["no_model_reason"]}):
         say(f"NULL figures: {reason}")
-    parts = [f"{name} {value:.3g}" for name, value in figures.items() if isinstance(value, (int, float))]
+    parts = [f"{name} {fmt_sig(value)}" for name, value in figures.items() if isinstance(value, (int, float))]
     parts += [f"{name} null ({why})" for name, why in reasons.items() if why]
     console.print(safe_line("; ".join(parts)), highlight=False, markup=False)
