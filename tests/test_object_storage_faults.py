@@ -6,7 +6,7 @@ on 127.0.0.1 with one request held at a chosen point (tests/s3_faults.py), so ea
   sidecars), never one writer's profile.json over the other's sidecars;
 - an import stopped by SIGTERM removes what it uploaded, its claim and its local staging; one killed by
   SIGKILL leaves them, and the next import to that name sweeps them and takes the name;
-- an endpoint that accepts and never answers: `query --timeout 5` and `import` end with one line, exit 1.
+- an endpoint that accepts and never answers: `query --timeout 2` and `import` end with one line, exit 1.
 
 Needs the `[s3]` extra (s3fs) and moto[server]; skipped without them, a failure under CI=true.
 """
@@ -257,7 +257,8 @@ def silent():
 def test_query_against_a_silent_endpoint_ends_at_its_timeout(silent):
     pytest.importorskip("s3fs")
     env = {**CREDENTIALS, "AWS_ENDPOINT_URL": silent.url}
-    result = run_cli("query", "SELECT 1", f"s3://{BUCKET}/runs", "--timeout", "5", env=env, timeout=90)
+    # a short --timeout: the same deadline and the same line, without waiting out a longer one
+    result = run_cli("query", "SELECT 1", f"s3://{BUCKET}/runs", "--timeout", "2", env=env, timeout=90)
     assert result.returncode == 1, result.stderr
     assert result.stderr.count("\n") == 1 and "did not answer before --timeout ran out" in result.stderr
     # the query's deadline ends with it: a later call in the same process (the Python API, a test) is not
@@ -270,13 +271,14 @@ def test_query_against_a_silent_endpoint_ends_at_its_timeout(silent):
 def test_import_to_a_silent_endpoint_ends_with_one_line(silent):
     pytest.importorskip("s3fs")
     require_traces()
-    env = {**CREDENTIALS, "AWS_ENDPOINT_URL": silent.url, "LIBREYOLO_PROFILE_S3_TIMEOUT_S": "1"}
+    # half a second a request (any seconds above 0 are taken): the three attempts, not the wait, are the point
+    env = {**CREDENTIALS, "AWS_ENDPOINT_URL": silent.url, "LIBREYOLO_PROFILE_S3_TIMEOUT_S": "0.5"}
     result = run_cli(
         "import", str(TRACES / "mi250_rocm_minitoy.json.gz"), "--project", f"s3://{BUCKET}/runs", env=env, timeout=90
     )
     assert result.returncode == 1, result.stderr
     assert result.stderr.count("\n") == 1, result.stderr
-    assert "did not answer within 1 s, 3 attempts (LIBREYOLO_PROFILE_S3_TIMEOUT_S" in result.stderr
+    assert "did not answer within 0.5 s, 3 attempts (LIBREYOLO_PROFILE_S3_TIMEOUT_S" in result.stderr
 
 
 def test_a_retried_input_is_not_published_twice_on_s3(gated):
