@@ -44,9 +44,26 @@ def many_steps(path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def drawn(tmp_path_factory) -> dict:
-    trace = many_steps(tmp_path_factory.mktemp("timeline") / "many_steps.json")
-    return timeline(open_profile(trace))
+def many(tmp_path_factory) -> Path:
+    """The many-step trace, written once for the module (the tests that read it only read it)."""
+    return many_steps(tmp_path_factory.mktemp("timeline") / "many_steps.json")
+
+
+@pytest.fixture(scope="module")
+def opened(many, tmp_path_factory):
+    """The many-step trace's profile, analysed once for the module in a cache of its own (a module's fixture
+    runs before the test's private cache is set). Its drawn timeline is kept in that cache only: a test's own
+    cache has none, so a test reading the timeline of this profile there computes it from the trace."""
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("timeline-cache")))
+        profile = open_profile(many)
+        return profile, timeline(profile)
+
+
+@pytest.fixture(scope="module")
+def drawn(opened) -> dict:
+    """The many-step trace's timeline, as a first report reads it from the trace."""
+    return opened[1]
 
 
 def by_step_and_lane(rows: list[dict]) -> dict[tuple[int, str], list[dict]]:
@@ -110,8 +127,8 @@ def test_a_cpu_trace_has_host_lanes_only(tmp_path):
     assert {r["key"] for r in drawn["rows"] if r["lane_kind"] == "blame"} >= {"cpu_gemm_conv"}
 
 
-def test_without_a_trace_the_section_says_why(tmp_path, monkeypatch):
-    profile = open_profile(many_steps(tmp_path / "t.json"))
+def test_without_a_trace_the_section_says_why(opened, monkeypatch):
+    profile = opened[0]
     monkeypatch.setattr(report_timeline, "trace_of", lambda _p: (None, None, "no trace kept"))
     data = timeline(profile)
     assert data == {"unavailable": "no trace kept"}
@@ -174,10 +191,14 @@ def test_a_job_draws_the_rank_its_tables_show(tmp_path):
     )
 
 
-def test_a_timeline_that_cannot_be_computed_fails_alone(tmp_path, monkeypatch):
+def test_a_timeline_that_cannot_be_computed_fails_alone(opened, private_cache, monkeypatch):
     import duckdb
 
-    profile = open_profile(many_steps(tmp_path / "t.json"))
+    from libreyolo_profile.store.disk.kept_sections import kept_section
+
+    profile = opened[0]
+    # the test's own cache keeps no timeline of the profile: the section is computed from the trace
+    assert kept_section(profile.doc, report_timeline.SECTION) is None
 
     def broken(con, name, trace_rank):
         raise duckdb.ConversionException("Conversion Error: an odd value\nLINE 1: …")
@@ -207,23 +228,22 @@ def test_the_timeline_is_kept_with_the_profile_and_read_once(tmp_path, monkeypat
     assert again == first and again["rows"]
 
 
-def test_a_measurement_that_asks_keeps_the_timeline_of_the_analysis(tmp_path):
+def test_a_measurement_that_asks_keeps_the_timeline_of_the_analysis(many, opened):
     """analyse_trace(sections=("report_timeline",)) computes the rows in the analysis's own pass; kept under
     the profile, they are what a report reading the trace again would draw."""
     from libreyolo_profile.store.disk.kept_sections import keep_section
     from libreyolo_profile.store.ingest.analyse import analyse_trace
 
-    trace = many_steps(tmp_path / "t.json")
-    asked = analyse_trace(trace, sections=("report_timeline",))
+    asked = analyse_trace(many, sections=("report_timeline",))
     assert "report_timeline" in asked["sections"] and set(asked["kept"]) == {"report_timeline"}
-    fresh = timeline(open_profile(trace))  # a profile of its own (another generation): read from the trace
-    doc = {"generation": "a-measurement", "kind": open_profile(trace).doc.get("kind")}
+    profile, fresh = opened  # a profile of its own (another generation): its timeline read from the trace
+    doc = {"generation": "a-measurement", "kind": profile.doc.get("kind")}
     home = keep_section(doc, report_timeline.SECTION, None, asked["kept"]["report_timeline"])
     kept = json.loads((home / "report_timeline.json").read_text())
     assert kept["rows"] == fresh["rows"]
 
 
-def test_a_measurement_writing_a_report_computes_its_timeline_in_the_analysis(tmp_path, monkeypatch):
+def test_a_measurement_writing_a_report_computes_its_timeline_in_the_analysis(many, drawn, tmp_path, monkeypatch):
     """`run`/`infer` with a report ask for the section (kept_sections.ASKED) and the store's write_profile
     computes it in the analysis of the trace it keeps: the report then never reads the trace again."""
     import shutil
@@ -233,10 +253,9 @@ def test_a_measurement_writing_a_report_computes_its_timeline_in_the_analysis(tm
     from libreyolo_profile.store.disk.writer import write_profile
     from libreyolo_profile.store.document.capture import TrialCapture
 
-    trace = many_steps(tmp_path / "t.json")
     trials = []
     for i in range(2):  # the profile keeps the last trial's trace
-        shutil.copyfile(trace, tmp_path / f"trial{i}.json")
+        shutil.copyfile(many, tmp_path / f"trial{i}.json")
         trials.append(TrialCapture(trace_path=tmp_path / f"trial{i}.json", images_per_step=1))
     asked = ASKED.set(("report_timeline",))
     try:
@@ -253,8 +272,9 @@ def test_a_measurement_writing_a_report_computes_its_timeline_in_the_analysis(tm
 
     with monkeypatch.context() as patched:
         patched.setattr(parse, "parse_trace", no_parse)
-        drawn = timeline(open_profile(written))
-    assert drawn["rows"] and drawn["rows"] == timeline(open_profile(trace))["rows"]
+        kept = timeline(open_profile(written))
+    # what a first report draws reading the same trace (the module's profile of it, computed from the trace)
+    assert kept["rows"] and kept["rows"] == drawn["rows"]
 
 
 def test_a_builtin_profile_says_it_holds_no_trace():
