@@ -183,6 +183,22 @@ def print_memory(trace: Path, *, top: int, as_json: bool) -> None:
         _print_device(console, d)
 
 
+def _say(console, lead: str, text: str) -> None:
+    """`text` after `lead`, wrapped between words at the terminal's width under its own first column (a pipe
+    reads 80 columns: a sentence left to the terminal ran to 200)."""
+    import textwrap
+
+    lines = textwrap.wrap(
+        safe_line(text),
+        width=max(console.width, len(lead) + 20),
+        initial_indent=lead,
+        subsequent_indent=" " * len(lead),
+        break_on_hyphens=False,
+    )
+    for line in lines:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
 def _print_device(console, d: dict) -> None:
     relative = d["levels"] == "relative"
     title = f"Memory, {device_name(d)}" + LEVEL_NOTES.get(d["levels"], "")
@@ -196,8 +212,9 @@ def _print_device(console, d: dict) -> None:
         ("reserved", f"peak {reserved}"),
         ("churn", churn_phrase(d)),
     ):
-        console.print(safe_line(f"  {label:<9} {text}"), highlight=False, markup=False, soft_wrap=True)
+        _say(console, f"  {label:<9} ", text)
     if d["sparkline"]:
+        # the legend of the line under it, one line whatever the width (it reads as one with the line)
         console.print(f"  {spark_label(d)}", highlight=False, markup=False, soft_wrap=True)
         console.print(f"  {d['sparkline']}", highlight=False, markup=False, soft_wrap=True)
     unit = "MiB above start" if relative else "MiB"
@@ -219,7 +236,7 @@ def _print_device(console, d: dict) -> None:
         )
     )
     if d["top_ops"]:
-        console.print(safe_line(f"  {HANDED_ON}"), highlight=False, markup=False, soft_wrap=True)
+        _say(console, "  ", HANDED_ON)
     if any(r["module"] != "(outside any module)" for r in d["top_modules"]):
         console.print(
             table(
