@@ -59,15 +59,23 @@ def _check(result, inputs, bad, project: Path) -> None:
     assert leftovers == []  # no staging directory survives, failed or not
 
 
-def test_jobs_imports_in_parallel_reports_each_failure_and_matches_serial(tmp_path):
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory) -> list[dict]:
+    """The good traces imported one by one, the way import always worked, and SAME over them: what both the
+    --jobs and the --scheduler imports must equal (imported once for the two)."""
+    require_traces()
+    project = tmp_path_factory.mktemp("serial")
+    for name in GOOD:
+        assert run_cli("import", str(TRACES / f"{name}.json.gz"), "--project", str(project / name)).returncode == 0
+    return cli_json("query", SAME, str(project))
+
+
+def test_jobs_imports_in_parallel_reports_each_failure_and_matches_serial(tmp_path, serial):
     inputs, bad = _inputs(tmp_path)
     parallel = tmp_path / "parallel"
     result = run_cli("import", *inputs, "--project", str(parallel), "--jobs", "2", "--json")
     _check(result, inputs, bad, parallel)
-    serial = tmp_path / "serial"
-    for name in GOOD:  # one by one, the way import always worked
-        assert run_cli("import", str(TRACES / f"{name}.json.gz"), "--project", str(serial / name)).returncode == 0
-    assert cli_json("query", SAME, str(parallel)) == cli_json("query", SAME, str(serial))
+    assert cli_json("query", SAME, str(parallel)) == serial
 
 
 def test_text_output_names_each_failure(tmp_path):
@@ -102,17 +110,14 @@ def dask_cluster():
         cluster.close()
 
 
-def test_scheduler_imports_on_a_dask_cluster(tmp_path, dask_cluster):
+def test_scheduler_imports_on_a_dask_cluster(tmp_path, dask_cluster, serial):
     inputs, bad = _inputs(tmp_path)
     project = tmp_path / "dask"
     result = run_cli(
         "import", *inputs, "--project", str(project), "--scheduler", dask_cluster.scheduler_address, "--json"
     )
     _check(result, inputs, bad, project)
-    serial = tmp_path / "serial"
-    for name in GOOD:
-        assert run_cli("import", str(TRACES / f"{name}.json.gz"), "--project", str(serial / name)).returncode == 0
-    assert cli_json("query", SAME, str(project)) == cli_json("query", SAME, str(serial))
+    assert cli_json("query", SAME, str(project)) == serial
 
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path):
