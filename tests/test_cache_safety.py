@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.bad_inputs.make_bad_inputs import clean_events, kineto_text
-from tests.conftest import run_cli
+from tests.conftest import run_cli_in_process
 from tests.test_bad_inputs import _unprivileged_runner
 
 # what these tests check is the cache itself: it starts empty
@@ -57,9 +57,10 @@ def inputs(inputs_dir):
     through its own empty cache, which has never seen them."""
     trace = inputs_dir / "trace.json"
     trace.write_bytes(kineto_text(clean_events()))
-    # imported with a throwaway cache: no test's cache has seen the trace
+    # imported with a throwaway cache: no test's cache has seen the trace (in this process: an import needs
+    # neither torch nor LibreYOLO, which a forked or fresh interpreter would start for it)
     import_cache = inputs_dir / "import-cache"
-    done = run_cli(
+    done = run_cli_in_process(
         "import",
         str(trace),
         "--project",
@@ -80,13 +81,24 @@ def inputs(inputs_dir):
 
 @pytest.fixture(scope="module")
 def expected(inputs, tmp_path_factory):
-    """Each input's summary as a reader with a writable cache of its own answers it."""
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path_factory.mktemp("expected-cache")))
-    return {which: summary(inputs[which], env=env)[0] for which in ("lone", "trace")}
+    """Each input's summary as a reader with a writable cache of its own answers it (the in-process reader:
+    tests/test_cli_contract.py holds it to the answer a fresh interpreter gives)."""
+    env = {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("expected-cache"))}
+    return {which: summary_here(inputs[which], env=env)[0] for which in ("lone", "trace")}
 
 
 def summary(path: Path, env: dict | None = None, **kwargs) -> tuple[dict, str]:
+    """`summary --json` in a fresh interpreter: what needs a process of its own (another user, a TMPDIR
+    read at start-up, readers racing each other) reads through this one."""
     done = cli("summary", str(path), "--json", env=env or dict(os.environ), **kwargs)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+def summary_here(path: Path, env: dict | None = None) -> tuple[dict, str]:
+    """`summary --json` by the in-process reader, in the cache `env` names (the test's private one by
+    default): the same cache code as a fresh interpreter runs, without its start-up."""
+    done = run_cli_in_process("summary", str(path), "--json", env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), done.stderr
 
@@ -97,7 +109,7 @@ def summary(path: Path, env: dict | None = None, **kwargs) -> tuple[dict, str]:
 
 @pytest.mark.parametrize("plant", ["old_temp_name", "entry_itself"])
 def test_planted_symlink_is_never_written_through(inputs, private_cache, tmp_path, plant):
-    expected, _ = summary(inputs["lone"])
+    expected, _ = summary_here(inputs["lone"])
     entries = list((private_cache / "libreyolo-profile" / "sidecars").iterdir())
     assert len(entries) == 1, entries
     entry = entries[0]
@@ -114,7 +126,7 @@ def test_planted_symlink_is_never_written_through(inputs, private_cache, tmp_pat
     else:  # the cache entry's own name
         entry.symlink_to(victim, target_is_directory=True)
 
-    again, _ = summary(inputs["lone"])
+    again, _ = summary_here(inputs["lone"])
     assert again == expected
     assert {p.name: p.read_bytes() for p in victim.iterdir()} == before, "a planted symlink was written through"
     assert entry.is_dir() and not entry.is_symlink()
@@ -145,7 +157,7 @@ def test_concurrent_readers_all_succeed_identically(inputs, private_cache, which
     assert failures == [], f"{len(failures)} of {READERS} concurrent readers failed: {failures[:2]}"
     answers = {out for out, _, _ in results}
     assert len(answers) == 1, "concurrent readers disagree"
-    later, _ = summary(path)
+    later, _ = summary_here(path)
     assert later == json.loads(answers.pop()), "the published cache entry answers differently"
     root = private_cache / "libreyolo-profile"
     area = root / ("sidecars" if which == "lone" else "traces")
