@@ -28,17 +28,22 @@ from conftest import TRACES, default_sigint, require_module, require_traces, run
 LIMIT_S = 300  # every CLI call and wait here is bounded
 
 
-def _children(pid: int) -> list[int]:
-    found = []
+def _process_tree() -> dict[int, list[int]]:
+    """Every process's children, from one pass over /proc (parent pid -> child pids)."""
+    tree: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return found
+            tree.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    return tree
+
+
+def _children(pid: int, tree: dict[int, list[int]] | None = None) -> list[int]:
+    """The children of `pid`, in `tree` (one snapshot of /proc shared by the lookups of one poll) or now."""
+    return list((_process_tree() if tree is None else tree).get(pid, []))
 
 
 def _alive(pid: int) -> bool:
@@ -56,19 +61,20 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def _workers(pid: int) -> list[int]:
+def _workers(pid: int, tree: dict[int, list[int]] | None = None) -> list[int]:
     """The spawned worker processes of the CLI process `pid` (not multiprocessing's resource tracker)."""
-    return [c for c in _children(pid) if "spawn_main" in _cmdline(c)]
+    return [c for c in _children(pid, tree) if "spawn_main" in _cmdline(c)]
 
 
-def _has_open(pid: int, path: str) -> bool:
+def _has_open(pid: int, path: str, tree: dict[int, list[int]] | None = None) -> bool:
     """Whether `pid` or one of its descendants has `path` open."""
-    for process in [pid, *_children(pid)]:
+    tree = _process_tree() if tree is None else tree
+    for process in [pid, *_children(pid, tree)]:
         try:
             links = [os.readlink(f"/proc/{process}/fd/{fd}") for fd in os.listdir(f"/proc/{process}/fd")]
         except OSError:
             continue
-        if path in links or (process != pid and _has_open(process, path)):
+        if path in links or (process != pid and _has_open(process, path, tree)):
             return True
     return False
 
@@ -146,8 +152,9 @@ def test_a_killed_worker_fails_only_the_input_it_held(tmp_path):
 
     def kill_whoever_reads_the_victim():  # a worker that dies of this input, every time it is tried
         while process.poll() is None:
-            for worker in _workers(process.pid):
-                if worker not in kills and _has_open(worker, victim):
+            tree = _process_tree()  # one pass over /proc a poll, not one a lookup: the poll runs every 10 ms
+            for worker in _workers(process.pid, tree):
+                if worker not in kills and _has_open(worker, victim, tree):
                     os.kill(worker, signal.SIGKILL)
                     kills.append(worker)
             time.sleep(0.01)
