@@ -7,6 +7,7 @@ of the shared traces."""
 from __future__ import annotations
 
 import bisect
+import functools
 import gzip
 import itertools
 import json
@@ -88,7 +89,10 @@ def test_ddp_device_bound_steps_read_the_device_pace():
 
 def _profiler_steps(path) -> list[tuple[float, float, bool]]:
     """(ts µs, dur µs, anything starts inside) per ProfilerStep of the raw trace."""
-    events = json.load(gzip.open(path))["traceEvents"]
+    return list(_raw_reading(path)[0])
+
+
+def _steps_of(events: list) -> list[tuple[float, float, bool]]:
     starts = sorted(
         float(e["ts"])
         for e in events
@@ -102,7 +106,26 @@ def _profiler_steps(path) -> list[tuple[float, float, bool]]:
         and str(e.get("name", "")).startswith("ProfilerStep#")
         and e.get("cat") == "user_annotation"
     }
-    return [(ts, dur, any(ts <= t < ts + dur for t in starts)) for ts, dur in sorted(marks)]
+
+    def holds_a_start(ts: float, dur: float) -> bool:  # a start t with ts <= t < ts + dur: the first t >= ts
+        first = bisect.bisect_left(starts, ts)
+        return first < len(starts) and starts[first] < ts + dur
+
+    return [(ts, dur, holds_a_start(ts, dur)) for ts, dur in sorted(marks)]
+
+
+@functools.cache
+def _raw_reading(path) -> tuple[list[tuple[float, float, bool]], dict | None]:
+    """(_profiler_steps, closing_tail) of one trace from one parse of its raw events (exact: floats as
+    Decimal, which float() turns into the float json would have parsed), once per trace for the tests of this
+    file that read it (the parse was most of each reference's cost; the results are small, the events are not
+    kept)."""
+    from decimal import Decimal
+
+    with gzip.open(path) if str(path).endswith(".gz") else open(path) as handle:
+        events = json.load(handle, parse_float=Decimal)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    return _steps_of(events), _closing_tail_of(events)
 
 
 def test_mi250_reads_its_one_real_step():
@@ -183,19 +206,24 @@ def test_a_closing_synchronize_the_device_is_still_running_under_stays_in_the_st
     assert m["drain_ms"] == approx(0.09)  # the GEMM's end at 290 after the step's end at 200
 
 
-def closing_tail(path) -> dict:
+def closing_tail(path) -> dict | None:
     """The last ProfilerStep's (of those with work, where any has) closing stretch with nothing recorded but a
     wait, beyond the longest such stretch of the other steps, from the raw events in plain Python: a step's
     recorded work ends with its last host op, Python frame, host range (ProfilerStep excepted), runtime call other
     than a synchronize or an event/stream query, or device work overlapping it, clipped to the step. Times in
     integer ns (exact decimal µs). None without a usable step."""
-    from decimal import Decimal
+    reference = _raw_reading(path)[1]
+    return None if reference is None else dict(reference)
 
-    events = json.load(gzip.open(path) if str(path).endswith(".gz") else open(path), parse_float=Decimal)
-    events = events["traceEvents"] if isinstance(events, dict) else events
+
+def _closing_tail_of(events: list) -> dict | None:
+    """closing_tail over the trace's events as parsed (floats as Decimal)."""
+    from decimal import Decimal
 
     def ns(value) -> int | None:  # exact: a JSON integer or Decimal as parsed, a string as its decimal text
         try:
+            if type(value) is Decimal:  # the usual case first
+                return int(value * 1000)
             if isinstance(value, bool):
                 return None
             if isinstance(value, int):
@@ -221,23 +249,30 @@ def closing_tail(path) -> dict:
     host_cats = {"python_function", "user_annotation", "cpu_op", "operator"}
     wait = re.compile(r"(?i)(synchronize|^(cu|cuda|hip)(event|stream)query$)")
     steps, work, host_starts, host_records = [], [], [], []
+    host_ops = {"python_function", "cpu_op", "operator"}
     for e in events:
-        if not isinstance(e, dict) or "ts" not in e or ns(e["ts"]) is None:
+        if not isinstance(e, dict) or "ts" not in e:
             continue
-        cat, name, ts = str(e.get("cat") or "").lower(), str(e.get("name") or ""), ns(e["ts"])
+        ts = ns(e["ts"])
+        if ts is None:
+            continue
+        cat, name = str(e.get("cat") or "").lower(), str(e.get("name") or "")
         dur = max(ns(e.get("dur", 0)) or 0, 0)
-        if e.get("ph") == "X" and name.startswith("ProfilerStep#") and cat != "gpu_user_annotation":
+        complete = e.get("ph") == "X"
+        if complete and name.startswith("ProfilerStep#") and cat != "gpu_user_annotation":
             if dur > 0:
                 steps.append((ts, ts + dur))
             continue
-        if cat in device or (cat in runtime_cats and not wait.search(name)):
+        runtime_call = cat in runtime_cats
+        waits = runtime_call and wait.search(name) is not None
+        if cat in device or (runtime_call and not waits):
             work.append((ts, ts + dur))
-        elif e.get("ph") == "X" and cat in host_cats:
+        elif complete and cat in host_cats:
             work.append((ts, ts + dur))
-        if cat in runtime_cats or (e.get("ph") == "X" and cat in {"python_function", "cpu_op", "operator"}):
+        if runtime_call or (complete and cat in host_ops):
             host_starts.append(ts)
-        if cat in runtime_cats or (e.get("ph") == "X" and cat in host_cats):  # (ts, its end, is not a wait)
-            host_records.append((ts, ts + dur, not (cat in runtime_cats and wait.search(name))))
+        if runtime_call or (complete and cat in host_cats):  # (ts, its end, is not a wait)
+            host_records.append((ts, ts + dur, not waits))
     # a step inside which no host work starts is dropped, unless no step has any (then all are kept)
     host_starts.sort()
 
