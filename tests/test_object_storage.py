@@ -83,13 +83,28 @@ def uploaded(s3_env, tmp_path_factory):
     return local
 
 
-def _objects(prefix: str) -> dict[str, bytes]:
+def _objects(prefix: str, suffix: str = "") -> dict[str, bytes]:
+    """The objects under `prefix` whose names end with `suffix`, read."""
     import boto3
 
     s3 = boto3.client("s3")
     bucket, _, key = prefix.removeprefix("s3://").partition("/")
     listed = s3.list_objects_v2(Bucket=bucket, Prefix=key).get("Contents", [])
-    return {f"s3://{bucket}/{o['Key']}": s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read() for o in listed}
+    return {
+        f"s3://{bucket}/{o['Key']}": s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+        for o in listed
+        if o["Key"].endswith(suffix)
+    }
+
+
+def _keys(prefix: str) -> set[str]:
+    """The objects under `prefix`, by name only (one listing, no object read): what the checks of what is
+    there need."""
+    import boto3
+
+    bucket, _, key = prefix.removeprefix("s3://").partition("/")
+    listed = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=key).get("Contents", [])
+    return {f"s3://{bucket}/{o['Key']}" for o in listed}
 
 
 def test_query_over_s3_equals_the_local_query_and_the_objects(uploaded, s3_env):
@@ -99,11 +114,11 @@ def test_query_over_s3_equals_the_local_query_and_the_objects(uploaded, s3_env):
     local = cli_json("query", TOP, str(uploaded))
     assert remote == local and len(remote) == 10
     sums, runs = defaultdict(float), defaultdict(set)
-    for key, data in _objects(PREFIX).items():  # independent: every kernels.parquet object, read by pyarrow
-        if key.endswith("/kernels.parquet"):
-            for row in pq.read_table(io.BytesIO(data), columns=["name", "ms_per_step"]).to_pylist():
-                sums[row["name"]] += row["ms_per_step"]
-                runs[row["name"]].add(key)
+    # independent: every kernels.parquet object, read by pyarrow
+    for key, data in _objects(PREFIX, "/kernels.parquet").items():
+        for row in pq.read_table(io.BytesIO(data), columns=["name", "ms_per_step"]).to_pylist():
+            sums[row["name"]] += row["ms_per_step"]
+            runs[row["name"]].add(key)
     expected = sorted(sums, key=lambda n: (-sums[n], n))[:10]
     assert [r["name"] for r in remote] == expected
     assert [r["runs"] for r in remote] == [len(runs[n]) for n in expected]
@@ -126,11 +141,11 @@ def test_query_over_s3_equals_the_local_query_and_the_objects(uploaded, s3_env):
     ],
 )
 def test_sql_over_s3_reads_only_the_loaded_tables_and_writes_nothing(uploaded, s3_env, sql):
-    before = set(_objects(PREFIX))
+    before = _keys(PREFIX)
     result = run_cli("query", sql, PREFIX, env=s3_env)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
-    assert set(_objects(PREFIX)) == before
+    assert _keys(PREFIX) == before
 
 
 def test_a_profile_appears_whole_or_not_at_all(uploaded, s3_env, monkeypatch, trace):
@@ -163,14 +178,14 @@ def test_a_profile_appears_whole_or_not_at_all(uploaded, s3_env, monkeypatch, tr
 
     assert order[-1] == "profile.json" and sorted(order[:-1]) == sorted(f"{t}.parquet" for t in TABLES)
     assert target == f"{PREFIX}/whole/train" and not replaced
-    assert not any(k.endswith(".libreyolo-profile-claim") for k in _objects(PREFIX))
+    assert not any(k.endswith(".libreyolo-profile-claim") for k in _keys(PREFIX))
 
     order.clear()
     monkeypatch.setattr(upload, "filesystem", lambda: CutShort(real(), fail_at=4))
     with pytest.raises(UsageError, match="connection reset"):
         upload.upload(doc, f"{PREFIX}/cut/{doc['kind']}", exist_ok=False)
     assert "profile.json" not in order
-    assert not [k for k in _objects(PREFIX) if "/cut/" in k]  # what it had uploaded, and its claim, are gone
+    assert not [k for k in _keys(PREFIX) if "/cut/" in k]  # what it had uploaded, and its claim, are gone
     found = cli_json("query", "SELECT profile FROM profiles ORDER BY profile", PREFIX, env=s3_env)
     assert f"{PREFIX}/whole/train" in [r["profile"] for r in found]
     assert not any("/cut/" in r["profile"] for r in found)
