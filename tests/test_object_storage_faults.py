@@ -79,12 +79,18 @@ def _prefix() -> tuple[str, str]:
     return key, f"s3://{BUCKET}/{key}"
 
 
-def _objects(key: str) -> dict[str, bytes]:
+def _keys(key: str) -> list[str]:
+    """The objects under `key`/, by name (one listing, none read)."""
     import boto3
 
-    s3 = boto3.client("s3")
-    listed = s3.list_objects_v2(Bucket=BUCKET, Prefix=f"{key}/").get("Contents", [])
-    return {o["Key"]: s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read() for o in listed}
+    return [o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket=BUCKET, Prefix=f"{key}/").get("Contents", [])]
+
+
+def _generation(key: str) -> str:
+    """The generation the profile.json object `key` names."""
+    import boto3
+
+    return json.loads(boto3.client("s3").get_object(Bucket=BUCKET, Key=key)["Body"].read())["generation"]
 
 
 def _start_import(trace: str | Path, prefix: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
@@ -148,7 +154,7 @@ def test_two_importers_racing_for_one_name_each_get_their_own(gated):
     directories = [json.loads(early.stdout)["directory"], json.loads(out)["directory"]]
     assert sorted(directories) == [f"{prefix}/train", f"{prefix}/train2"], directories
     assert [p["profile"] for p in _profiles(prefix)] == [f"{prefix}/train", f"{prefix}/train2"]
-    assert not [k for k in _objects(key) if k.endswith(".libreyolo-profile-claim")]  # released once published
+    assert not [k for k in _keys(key) if k.endswith(".libreyolo-profile-claim")]  # released once published
 
 
 def test_replacements_racing_leave_one_whole_profile(gated, tmp_path):
@@ -181,9 +187,9 @@ def test_replacements_racing_leave_one_whole_profile(gated, tmp_path):
     assert code == 0 and second.returncode == 0, (err, second.stderr)
     found = _profiles(prefix)
     assert [(p["profile"], p["device_type"]) for p in found] == [(f"{prefix}/infer", "cpu")]  # the last written
-    current = json.loads(_objects(key)[f"{key}/infer/profile.json"])["generation"]
+    current = _generation(f"{key}/infer/profile.json")
     assert found[0]["sidecar_dir"].endswith(f"/infer/.libreyolo-profile-generations/{current}")
-    assert not [k for k in _objects(key) if k.endswith("/.owner")]  # no upload still marked in progress
+    assert not [k for k in _keys(key) if k.endswith("/.owner")]  # no upload still marked in progress
 
 
 def _leftover_work(cache, pid: int) -> list:
@@ -200,13 +206,13 @@ def test_sigterm_mid_upload_removes_what_was_uploaded(gated, tmp_path, private_c
     process = _start_import("mi250_rocm_minitoy", prefix, env={"TMPDIR": str(temporary)})
     try:
         assert hold.arrived.wait(LIMIT_S), "the import never uploaded its kernels sidecar"
-        assert _objects(key)  # the claim and the first sidecars are there now
+        assert _keys(key)  # the claim and the first sidecars are there now
         process.send_signal(signal.SIGTERM)
         code, out, err = _finish(process)
     finally:
         hold.release.set()
     assert code == 143 and err.endswith("terminated\n") and "Traceback" not in err, (code, err)
-    assert _objects(key) == {}  # claim, sidecars, owner: all removed
+    assert _keys(key) == []  # claim, sidecars, owner: all removed
     assert list(temporary.iterdir()) == [] and _leftover_work(private_cache, process.pid) == []
     again = run_cli(
         "import", str(TRACES / "mi250_rocm_minitoy.json.gz"), "--project", prefix, "--json", timeout=LIMIT_S
@@ -225,17 +231,17 @@ def test_a_killed_import_is_swept_by_the_next_one_to_that_name(gated, private_ca
         _finish(process)
     finally:
         hold.release.set()
-    left = _objects(key)
+    left = _keys(key)
     assert any(k.endswith(".libreyolo-profile-claim") for k in left) and any(k.endswith(".parquet") for k in left)
     again = run_cli(
         "import", str(TRACES / "mi250_rocm_minitoy.json.gz"), "--project", prefix, "--json", timeout=LIMIT_S
     )
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["directory"] == f"{prefix}/train"  # the dead claim no longer blocks it
-    current = json.loads(_objects(key)[f"{key}/train/profile.json"])["generation"]
+    current = _generation(f"{key}/train/profile.json")
     stray = [
         k
-        for k in _objects(key)
+        for k in _keys(key)
         if k != f"{key}/train/profile.json"
         and not k.startswith(f"{key}/train/.libreyolo-profile-generations/{current}/")
     ]
@@ -294,4 +300,4 @@ def test_a_retried_input_is_not_published_twice_on_s3(gated):
     assert first["ok"] and again["ok"], (first, again)
     assert again["directory"] == first["directory"] == f"{prefix}/mi250/train"
     assert again["published_by_earlier_attempt"] is True
-    assert sorted(k for k in _objects(key) if k.endswith("/profile.json")) == [f"{key}/mi250/train/profile.json"]
+    assert sorted(k for k in _keys(key) if k.endswith("/profile.json")) == [f"{key}/mi250/train/profile.json"]
