@@ -255,6 +255,22 @@ def profile_dir_from_trace(trace: Path, target: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+def from_trace(tmp_path_factory):
+    """profile_dir_from_trace(trace, target) for the module: each trace's profile written once (its analysis
+    is the cost) and copied to every target a test asks for, a profile directory of its own each time."""
+    root = tmp_path_factory.mktemp("profiles-from-traces")
+    pristine: dict[Path, Path] = {}
+
+    def written(trace: Path, target: Path) -> Path:
+        if trace not in pristine:
+            pristine[trace] = profile_dir_from_trace(trace, root / str(len(pristine)) / target.name)
+        shutil.copytree(pristine[trace], target)
+        return target
+
+    return written
+
+
+@pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("report")
 
@@ -265,11 +281,11 @@ def cache(tmp_path_factory, analysed_traces) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reports(work, cache) -> dict[str, tuple[Path, dict]]:
+def reports(work, cache, from_trace) -> dict[str, tuple[Path, dict]]:
     """The reports every browser test looks at, written by the real CLI."""
     traces = require_traces()
     out: dict[str, tuple[Path, dict]] = {}
-    cpu_profile = profile_dir_from_trace(traces / "cpu_only_rank34.json.gz", work / "cpu_profile" / "infer")
+    cpu_profile = from_trace(traces / "cpu_only_rank34.json.gz", work / "cpu_profile" / "infer")
     doc = report(str(cpu_profile), cwd=work, cache=cache)
     out["cpu_trace"] = (Path(doc["out"]), doc)
     doc = report(
@@ -350,7 +366,7 @@ def test_trace_strings_are_escaped(trace, cache, monkeypatch):
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
 
 
-def test_default_out_never_beside_a_foreign_or_read_only_input(tmp_path, trace, cache):
+def test_default_out_never_beside_a_foreign_or_read_only_input(tmp_path, trace, cache, from_trace):
     cpu = trace("cpu_only_rank34")
     run_dir = tmp_path / "cwd"
     run_dir.mkdir()
@@ -358,7 +374,7 @@ def test_default_out_never_beside_a_foreign_or_read_only_input(tmp_path, trace, 
     assert Path(doc["out"]) == (run_dir / "report.html").resolve()
     assert not (cpu.parent / "report.html").exists()
     # a read-only profile directory of ours: the report goes to the cwd, the profile stays untouched
-    profile = profile_dir_from_trace(cpu, tmp_path / "ro" / "infer")
+    profile = from_trace(cpu, tmp_path / "ro" / "infer")
     before = sorted(p.name for p in profile.iterdir())
     profile.chmod(stat.S_IRUSR | stat.S_IXUSR)
     try:
@@ -401,11 +417,11 @@ def test_missing_input_and_bad_out(tmp_path, trace, cache):
     assert result.returncode == 2 and "no such directory" in result.stderr
 
 
-def test_write_report_for_the_writers(tmp_path, trace, cache, monkeypatch):
+def test_write_report_for_the_writers(tmp_path, trace, cache, monkeypatch, from_trace):
     from libreyolo_profile.readers.report import write_report
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    profile = profile_dir_from_trace(trace("v100_resnet50_workers4"), tmp_path / "train")
+    profile = from_trace(trace("v100_resnet50_workers4"), tmp_path / "train")
     written = write_report(profile)
     assert written == profile / "report.html"
     page = written.read_text(encoding="utf-8")
@@ -552,7 +568,7 @@ def test_timeline_lanes_are_painted_in_their_colours(browser, reports, name):
 def test_measured_cpu_profile_report_renders(browser, tmp_path, cache):
     """The whole loop on this machine: measure an inference on the CPU, report it, open it."""
     measured = run_cli(  # forked from the worker's warm parent: the entry `python -m libreyolo_profile` runs
-        "infer", "--device", "cpu", "--imgsz", "128", "--warmup", "1", "--runs", "6", "--no-overhead",
+        "infer", "--device", "cpu", "--imgsz", "64", "--warmup", "1", "--runs", "6", "--no-overhead",
         "--project", str(tmp_path / "runs"), "--json",
         cwd=tmp_path, timeout=240, env={"XDG_CACHE_HOME": str(cache)},
     )  # fmt: skip
@@ -612,9 +628,9 @@ def test_report_reader_stays_light_and_prints_only_the_path(tmp_path, trace, cac
     assert result.stdout == f"{tmp_path / 'r.html'}\n"
 
 
-def test_vs_report_goes_beside_the_first_profile_under_its_own_name(tmp_path, trace, cache):
-    left = profile_dir_from_trace(trace("v100_resnet50_workers0"), tmp_path / "a" / "train")
-    right = profile_dir_from_trace(trace("v100_resnet50_workers4"), tmp_path / "b" / "train")
+def test_vs_report_goes_beside_the_first_profile_under_its_own_name(tmp_path, trace, cache, from_trace):
+    left = from_trace(trace("v100_resnet50_workers0"), tmp_path / "a" / "train")
+    right = from_trace(trace("v100_resnet50_workers4"), tmp_path / "b" / "train")
     doc = report(str(left), "--vs", str(right), cwd=tmp_path, cache=cache)
     assert Path(doc["out"]) == (left / "report_vs.html").resolve()
     # by their blame (SPEC §11), below 80% device-busy: workers0 idles waiting for data, workers4 does not
@@ -622,7 +638,7 @@ def test_vs_report_goes_beside_the_first_profile_under_its_own_name(tmp_path, tr
     assert not (right / "report_vs.html").exists() and not (left / "report.html").exists()
 
 
-def test_each_side_is_opened_once(trace, tmp_path, cache, monkeypatch):
+def test_each_side_is_opened_once(trace, tmp_path, cache, monkeypatch, from_trace):
     """Issue #11: report --vs reads each profile once (its summary, tables and the comparison share
     it), and after a measurement the report and the summary share one opened profile."""
     from libreyolo_profile.readers import common, compare, report, summary
@@ -646,7 +662,7 @@ def test_each_side_is_opened_once(trace, tmp_path, cache, monkeypatch):
     report.write_report_file(left, out=tmp_path / "vs.html", vs=right)
     assert sorted(opened) == sorted([left.name, right.name])
     opened.clear()
-    directory = profile_dir_from_trace(cpu_trace, tmp_path / "measured" / "infer")
+    directory = from_trace(cpu_trace, tmp_path / "measured" / "infer")
     profile = common.open_profile(directory)
     report.write_report(directory, profile)
     summary.print_summary(profile, as_json=True)
