@@ -16,7 +16,7 @@ import pytest
 from libreyolo_profile.readers import report_timeline
 from libreyolo_profile.readers.common import open_profile
 from libreyolo_profile.readers.report_timeline import BINS, STEPS_CAP, timeline, timeline_section
-from tests.conftest import job_folders, require_traces, run_cli, trace_files
+from tests.conftest import job_folders, require_traces, run_cli_in_process, trace_files
 from tests.synthetic_traces import A100, ELEMENTWISE, GEMM_FP32_SIMT, annotation, kernel, op, runtime, write_trace
 
 STEPS, KERNELS, SLOW = 40, 300, 17  # ProfilerStep#17 lasts 1.5 ms, every other 1 ms
@@ -180,7 +180,8 @@ def test_a_job_draws_the_rank_its_tables_show(tmp_path):
     folders = job_folders()
     if not folders:
         pytest.skip("no multi-rank job among the shared traces")
-    done = run_cli("import", "--job", str(folders[0]), "--project", str(tmp_path / "p"), "--json", timeout=600)
+    # in this process: an import needs neither torch nor LibreYOLO, which a forked or fresh interpreter starts
+    done = run_cli_in_process("import", "--job", str(folders[0]), "--project", str(tmp_path / "p"), "--json")
     assert done.returncode == 0, done.stderr
     profile = open_profile(Path(json.loads(done.stdout)["directory"]))
     drawn = timeline(profile)
