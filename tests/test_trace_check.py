@@ -161,7 +161,7 @@ def measured_events(path: Path) -> list:
 
 @pytest.fixture(scope="module")
 def infer_trace(tmp_path_factory) -> Path:
-    return _measured_trace(tmp_path_factory, "infer", "--imgsz", "64", "--warmup", "1", "--runs", "3")
+    return _measured_trace(tmp_path_factory, "infer", "--imgsz", "64", "--warmup", "1", "--runs", "1")
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +179,7 @@ def test_measured_profile_trace_opens_cleanly(infer_trace):
     events = measured_events(infer_trace)  # what check_trace reads: read_trace, then check_events
     check = check_events(events)
     assert check.ok, check.as_dict()
-    assert check.complete_events > 1000  # a LibreYOLO forward is thousands of ops
+    assert check.complete_events > 1000  # a LibreYOLO forward is thousands of ops (one call measured: ~5,500)
     names = {e.get("name") for e in events}
     assert any(str(n).startswith("ProfilerStep#") for n in names)
 
