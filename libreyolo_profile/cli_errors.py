@@ -160,6 +160,7 @@ def run_stoppable(command: Callable[[], int | _Stopped], prog: str, as_json: boo
     """Run one command (its exit code, or STOPPED) with the stop signals held. A signal that arrived while
     it ran decides the exit code, 130 or 143, also when the command finished or failed otherwise; the
     --json error object follows only where the command printed no document of its own."""
+    printed = _documents_written()
     with signals_held() as held:
         try:
             code = command()
@@ -174,7 +175,14 @@ def run_stoppable(command: Callable[[], int | _Stopped], prog: str, as_json: boo
     message, exit_code = STOP_SIGNALS[signum if signum is not None else signal.SIGINT]
     if code is not STOPPED:
         message = f"{message} after the command had finished (its exit code without the signal: {code})"
-    return write_error(prog, message, exit_code, as_json and code is STOPPED, prefix="")
+    # no error object after the command's own document: stdout stays one document
+    as_json = as_json and code is STOPPED and _documents_written() == printed
+    return write_error(prog, message, exit_code, as_json, prefix="")
+
+
+def _documents_written() -> int:
+    """How many --json documents this process printed (output/textsafe.py), without importing it first."""
+    return getattr(sys.modules.get("libreyolo_profile.output.textsafe"), "documents_written", 0)
 
 
 def stopped(exc: BaseException) -> bool:

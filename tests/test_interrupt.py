@@ -388,3 +388,28 @@ def test_a_signal_anywhere_in_an_uncached_command_exits_130_or_143(command, tmp_
             assert document == {"error": word, "exit_code": exit_code}, case
     # the first run (which times the command) is the coldest: later ones often finish before the late signals
     assert stopped >= len(TRY_AT) // 4, "the signals came too late to test anything: the command got faster"
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, "SIGTERM"])
+def test_a_stop_after_the_document_adds_no_second_one(raised, capsys):
+    """A signal landing after a --json command printed its document (as it tore down) exits 130/143 and says so
+    on stderr, but prints no error object after the document: stdout stays one JSON document (the summary's
+    signal test caught stdout holding both)."""
+    from libreyolo_profile.cli_errors import run_stoppable
+    from libreyolo_profile.output.json_out import emit_json
+    from libreyolo_profile.stopping import Terminated
+
+    def command():
+        emit_json({"answer": 1})
+        raise KeyboardInterrupt if raised is KeyboardInterrupt else Terminated()
+
+    def unprinted():
+        raise KeyboardInterrupt
+
+    code = run_stoppable(command, "libreyolo-profile", as_json=True)
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"answer": 1}
+    assert code in (130, 143) and "libreyolo-profile: " in err
+    # with nothing printed yet, the error object is the one document
+    assert run_stoppable(unprinted, "libreyolo-profile", as_json=True) == 130
+    assert json.loads(capsys.readouterr().out) == {"error": "interrupted", "exit_code": 130}

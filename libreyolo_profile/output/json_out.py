@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
-from libreyolo_profile.output.textsafe import strict_json
+from libreyolo_profile.output.textsafe import print_document
 
 
 def emit_json(document) -> None:
     """The one JSON document of a --json command: strict JSON, NaN and Infinity as null."""
-    sys.stdout.write(strict_json(document, indent=2) + "\n")
+    print_document(document, indent=2)

@@ -55,6 +55,18 @@ def strict_json(document, indent: int | None = None) -> str:
     return json.dumps(finite_or_none(document), indent=indent, default=str, allow_nan=False, ensure_ascii=True)
 
 
+# the --json documents this process printed: a stop signal after a command printed its one document adds no
+# second (an error object after it made stdout two documents where a pipe parses one)
+documents_written = 0
+
+
+def print_document(document, indent: int | None = 2) -> None:
+    """A --json command's one document on stdout, counted."""
+    global documents_written
+    sys.stdout.write(strict_json(document, indent=indent) + "\n")
+    documents_written += 1
+
+
 def write_error(prog: str, message: str, exit_code: int, as_json: bool, prefix: str = "error: ") -> int:
     """A failure as the group reports it: one terminal-safe line on stderr (`prog: error: message`)
     and, under --json, a small JSON object on stdout so a pipe still gets something to parse.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from libreyolo_profile.errors import UsageError
 from libreyolo_profile.metric_catalog import METRICS, metric_note, null_reason
-from libreyolo_profile.output.textsafe import safe_line, strict_json
+from libreyolo_profile.output.textsafe import print_document, safe_line
 from libreyolo_profile.store.disk.loader import load_document
 
 
@@ -64,9 +64,7 @@ def print_field(trace: Path | str, field: str | None, as_json: bool) -> None:
     fields = _fields(doc)
     if field is None:
         if as_json:
-            print(
-                strict_json({name: {"value": value, "unit": _unit(name)} for name, value in fields.items()}, indent=2)
-            )
+            print_document({name: {"value": value, "unit": _unit(name)} for name, value in fields.items()}, indent=2)
         else:
             names = {name: safe_line(name) for name in fields}  # repeat stats' names come from the file
             width = max((len(n) for n in names.values()), default=0)
@@ -92,17 +90,8 @@ def print_field(trace: Path | str, field: str | None, as_json: bool) -> None:
         value = None
     note = metric_note(field, doc)
     if as_json:
-        print(
-            strict_json(
-                {
-                    "field": field,
-                    "value": value,
-                    "unit": _unit(field),
-                    "reason": reason,
-                    **({"note": note} if note else {}),
-                }
-            )
-        )
+        answer = {"field": field, "value": value, "unit": _unit(field), "reason": reason}
+        print_document({**answer, **({"note": note} if note else {})}, indent=None)
         return
     if reason:
         sys.stderr.write(safe_line(f"{field} is null: {reason}") + "\n")
