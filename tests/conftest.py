@@ -30,36 +30,56 @@ ON_CI = os.environ.get("CI", "").lower() == "true"
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-# What the heaviest test files cost, in CPU seconds, each run alone on a 2-core machine
-# (`CI=true /usr/bin/time python -m pytest -n 0 -o addopts="" tests/<file>`): the order the workers take the
-# files in is longest first, so that the last files to start are short ones and both cores finish together. A
-# file not listed is estimated from its tests (SECONDS_PER_TEST each, SLOW_FILE_SECONDS at least where one runs
-# a real model); a file that becomes much slower belongs here. test_first_screen (72 s alone) is left to its
-# estimate on purpose: it reads every trace's analysis, which the corpus parts before it have made by then.
+# What the heaviest test files cost, in worker seconds of the whole suite on a 2-core machine (pytest's
+# --junitxml times summed per file, `CI=true python -m pytest -q -n auto --dist loadfile --junitxml=…`: in the
+# suite, where the trace analyses are shared, not alone): the order the workers take the files in is longest
+# first, so that the last files to start are short ones and both cores finish together. A file not listed is
+# estimated from its tests (SECONDS_PER_TEST each, SLOW_FILE_SECONDS at least where one runs a real model); a
+# file that becomes much slower belongs here.
 MEASURED_SECONDS = {
-    "tests/test_bad_inputs.py": 98,
-    "tests/test_interrupt.py": 95,
-    "tests/test_measure_cli.py": 90,
-    "tests/test_families.py": 86,
-    "tests/test_seed_examples.py": 66,
-    "tests/test_job.py": 59,
-    "tests/test_job_measured.py": 57,
-    "tests/test_corpus.py": 50,
-    "tests/test_corpus_2.py": 51,
-    "tests/test_corpus_3.py": 51,
-    "tests/test_corpus_4.py": 55,
-    "tests/test_exports.py": 51,
-    "tests/test_launches.py": 115,
-    "tests/test_cache_safety.py": 52,
-    "tests/test_api_analyses.py": 40,
-    "tests/test_api.py": 33,
-    "tests/test_trace_check.py": 70,
-    "tests/test_window_edges.py": 60,
-    "tests/test_full_disk.py": 14,
-    "tests/test_corpus_jobs.py": 11,
+    "tests/test_bad_inputs.py": 70,
+    "tests/test_launches.py": 64,
+    "tests/test_interrupt.py": 49,
+    "tests/test_seed_examples.py": 48,
+    "tests/test_corpus_4.py": 40,
+    "tests/test_writers_safe.py": 40,
+    "tests/test_measure_cli.py": 37,
+    "tests/test_object_storage_faults.py": 31,
+    "tests/test_corpus_3.py": 31,
+    "tests/test_corpus.py": 29,
+    "tests/test_blame.py": 29,
+    "tests/test_job.py": 29,
+    "tests/test_fuzz.py": 28,
+    "tests/test_cache_safety.py": 27,
+    "tests/test_job_measured.py": 27,
+    "tests/test_corpus_2.py": 26,
+    "tests/test_zygote.py": 25,
+    "tests/test_profile_mutations.py": 25,
+    "tests/test_modules.py": 25,
+    "tests/test_profiled_window.py": 25,
+    "tests/test_compare_gate.py": 25,
+    "tests/test_exports.py": 25,
+    "tests/test_local_writes_safe.py": 25,
+    "tests/test_memory.py": 25,
+    "tests/test_bulk_import_faults.py": 25,
+    "tests/test_spark.py": 24,
+    "tests/test_window_edges.py": 24,
+    "tests/test_roofline.py": 23,
+    "tests/test_families.py": 22,
+    "tests/test_report_timeline.py": 21,
+    "tests/test_object_storage.py": 20,
+    "tests/test_notebook.py": 20,
+    "tests/test_report.py": 19,
+    "tests/test_api_analyses.py": 19,
+    "tests/test_provenance.py": 18,
+    "tests/test_headline_timing.py": 18,
+    "tests/test_api.py": 17,
+    "tests/test_import.py": 16,
+    "tests/test_terminal_safety.py": 15,
+    "tests/test_sections_fail_alone.py": 15,
 }
 SECONDS_PER_TEST = 0.3
-SLOW_FILE_SECONDS = 60.0  # a real model measured, the imports of torch and LibreYOLO: tens of seconds
+SLOW_FILE_SECONDS = 15.0  # a real model measured in a warm fork: ~5-10 s a measurement
 
 
 def estimated_seconds(path: str, tests: list) -> float:
