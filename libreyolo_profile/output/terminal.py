@@ -194,8 +194,7 @@ OPTIONAL_WORDS = {"phase", "phases"}
 OPTIONAL_HEADERS = {"Δ %", "2·SE", "2·SE ms"}
 # text cut at its end with "…" where narrow, never folded: a shape list folded at its spaces took a line per
 # dimension (13 lines a row at 80 columns); its first dimensions say which call it is, --json keeps it whole
-ELIDED_HEADERS = {"shapes"}
-ELIDED_FLOOR = 16
+ELIDED_HEADERS = {"shapes"}  # cut like a name, to NAME_FLOOR cells at fewest
 
 
 def _is_optional(header: str) -> bool:
@@ -212,9 +211,9 @@ def _min_cells(columns: list[tuple[str, str]], rows: list[list], i: int) -> int:
         header_word = max(len(word) for word in columns[i][0].split() or [""])
         return max([header_word] + [len(v) for v in values if isinstance(v, str)])
     header_word = max(len(word) for word in columns[i][0].split() or [""])
-    if columns[i][0] in ELIDED_HEADERS or i == _name_column(columns):  # cut to fit, never below a floor
+    if columns[i][0] in ELIDED_HEADERS or i == _name_column(columns):  # cut to fit, never below the floor
         longest = max((len(v) for v in values if isinstance(v, str)), default=0)
-        return max(header_word, min(ELIDED_FLOOR if i != _name_column(columns) else NAME_FLOOR, longest))
+        return max(header_word, min(NAME_FLOOR, longest))
     words = [w for v in values for w in (v.split() if isinstance(v, str) else ["x" * 20])]
     longest = max((len(w) for w in words), default=0)
     optional = _is_optional(columns[i][0])  # shown whole or not at all
