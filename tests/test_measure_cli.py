@@ -179,6 +179,11 @@ def test_infer_threads_contention_and_the_roof_say_what_they_did(sample_infer):
     doc = json.loads((cwd / "out" / "infer" / "profile.json").read_text())
     s, marks, env = doc["settings"], doc["marks"], doc["environment"]
     assert s["threads_requested"] == 1 and s["torch_threads"] == 1 and env["torch_threads"] == 1
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) > 1:  # the timed calls held to one CPU of those allowed (measure/common.py: pinned)
+        assert len(s["cpus_pinned"]) == 1 and s["cpus_pinned"][0] in allowed and s["cpus_pinned_null_reason"] is None
+    else:
+        assert s["cpus_pinned"] is None and "every CPU" in s["cpus_pinned_null_reason"]
     assert env["cpu_peak"]["threads"] == 1  # the roof is the one of the threads the calls ran with
     machines = doc["timing"]["machine"]
     assert all("run_queue_wait_pct" in m and m["torch_threads"] == 1 for m in machines)

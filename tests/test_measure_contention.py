@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -131,3 +132,48 @@ def test_when_the_cpu_roof_is_in_doubt(tmp_path):
     table.unlink()
     assert common.roof_doubted({"marks": {mark.NOISY: "…"}}, tmp_path) == "the measurement was marked noisy"
     assert common.roof_doubted({"marks": {}}, tmp_path) is None
+
+
+def test_threads_choose_their_cpus():
+    """--threads N: N CPUs of those allowed, from the one the process runs on; a job's ranks take their own N;
+    none where N covers every CPU (with the reason)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    whole = common._cpus_to_pin(len(allowed), None)
+    assert whole["cpus"] is None and "every CPU" in whole["reason"]
+    if len(allowed) < 2:
+        pytest.skip("one CPU: nothing to choose")
+    alone = common._cpus_to_pin(1, None)["cpus"]
+    assert len(alone) == 1 and alone[0] in allowed
+    ranks = [common._cpus_to_pin(1, rank)["cpus"][0] for rank in range(len(allowed))]
+    assert sorted(ranks) == allowed  # one CPU per rank, none shared
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to pin to")
+def test_a_pinned_trial_runs_on_its_cpu_and_its_forked_children_on_all(monkeypatch):
+    """Inside `pinned` every thread of the process may run only on the chosen CPU; a process forked there (a
+    dataloader worker) gets every CPU back; after the block the threads do too."""
+    allowed = os.sched_getaffinity(0)
+    chosen = [max(allowed)]
+    monkeypatch.setattr(common, "_pin", {"cpus": chosen, "reason": None})
+    release = threading.Event()
+    helper = threading.Thread(target=release.wait)  # a thread of ours born before the block (the progress line's)
+    helper.start()
+    with common.pinned():
+        inside = os.sched_getaffinity(0)
+        helper_inside = os.sched_getaffinity(helper.native_id)
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # the child: report its CPUs and leave at once
+            os.write(write, repr(sorted(os.sched_getaffinity(0))).encode())
+            os._exit(0)
+        os.close(write)
+        in_child = os.read(read, 4096).decode()
+        os.close(read)
+        os.waitpid(child, 0)
+    helper_after = os.sched_getaffinity(helper.native_id)
+    release.set()
+    helper.join()
+    assert inside == helper_inside == set(chosen)
+    assert in_child == repr(sorted(allowed))
+    assert os.sched_getaffinity(0) == helper_after == allowed
+    assert common.pinning_settings() == {"cpus_pinned": chosen, "cpus_pinned_null_reason": None}

@@ -16,6 +16,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -124,12 +125,111 @@ def resolve_device(spec: str):
     return torch.device(f"cuda:{index}")
 
 
-def apply_threads(threads: int | None) -> None:
-    """--threads N: the torch threads every measured call runs with (None: torch's own choice, kept)."""
+def apply_threads(threads: int | None, rank: int | None = None) -> None:
+    """--threads N: the torch threads every measured call runs with (None: torch's own choice, kept), and
+    the N CPUs the measurement runs on (`pinned`); `rank`: this process is that rank of a job."""
+    global _pin
     if threads is not None:
         import torch
 
         torch.set_num_threads(threads)
+        _pin = _cpus_to_pin(threads, rank)
+
+
+# --threads N also holds the process to N CPUs from the model's load to the last trial. Left free, the
+# scheduler moves a one-thread measurement on a busy 2-core machine between a core of its own and a shared
+# one, and its calls' times jump between the two (docs/design/performance.md, "Contention"). Processes it
+# forks meanwhile (dataloader workers) get every CPU back; the export's analysis runs on them all.
+_pin: dict = {"cpus": None, "reason": "no --threads: torch's own threads, on any CPU"}
+
+
+def _cpus_to_pin(threads: int, rank: int | None) -> dict:
+    """{"cpus": the N CPUs, or None, "reason": why none}: N of the CPUs this process may use, from the one it
+    runs on now (a job's rank: from its own N, so ranks do not share)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return {"cpus": None, "reason": "this system has no CPU affinity calls"}
+    allowed = sorted(os.sched_getaffinity(0))
+    if threads >= len(allowed):
+        return {"cpus": None, "reason": f"--threads {threads}: every CPU this process may use ({len(allowed)})"}
+    start = rank * threads if rank is not None else allowed.index(_current_cpu(allowed))
+    return {"cpus": [allowed[(start + k) % len(allowed)] for k in range(threads)], "reason": None}
+
+
+def _current_cpu(allowed: list[int]) -> int:
+    """The CPU this thread last ran on (/proc/thread-self/stat's `processor`), else the first allowed."""
+    try:
+        raw = Path("/proc/thread-self/stat").read_text()
+        cpu = int(raw[raw.rfind(")") + 2 :].split()[36])  # field 39; the name may hold spaces and parentheses
+    except (OSError, ValueError, IndexError):
+        return allowed[0]
+    return cpu if cpu in allowed else allowed[0]
+
+
+def pinning_settings() -> dict:
+    """What `pinned` held the trials to, for the profile's settings."""
+    return {"cpus_pinned": _pin["cpus"], "cpus_pinned_null_reason": _pin["reason"]}
+
+
+@contextlib.contextmanager
+def pinned() -> Iterator[None]:
+    """Every thread of this process (and the threads they start) on --threads' CPUs for the block, then back.
+    The whole process, not the measuring thread alone, and from before the warmup, not the timed calls alone:
+    held later or less, the other work still moved between our core and the other (docs/design/performance.md,
+    "Contention")."""
+    global _forked_children_get
+    cpus = _pin["cpus"]
+    if not cpus:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    kept = {tid: _affinity(tid) for tid in _threads()}
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError as exc:  # a cpuset changed under us: measure unpinned, and say so
+        _pin.update(cpus=None, reason=f"sched_setaffinity refused: {exc.strerror}")
+        yield
+        return
+    for tid in kept:
+        _set_affinity(tid, cpus)
+    _forked_children_get = before
+    try:
+        yield
+    finally:
+        _forked_children_get = None
+        for tid in _threads():  # a thread born inside gets what its creator had
+            _set_affinity(tid, kept.get(tid) or before)
+
+
+def _threads() -> list[int]:
+    try:
+        return [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:
+        return [threading.get_native_id()]
+
+
+def _affinity(tid: int) -> set | None:
+    try:
+        return os.sched_getaffinity(tid)
+    except OSError:  # the thread ended meanwhile
+        return None
+
+
+def _set_affinity(tid: int, cpus) -> None:
+    with contextlib.suppress(OSError):  # the thread ended meanwhile
+        os.sched_setaffinity(tid, cpus)
+
+
+_forked_children_get: set | None = None  # the CPUs a child forked inside `pinned` gets back
+
+
+def _unpin_forked_child() -> None:
+    if _forked_children_get is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, _forked_children_get)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_unpin_forked_child)
 
 
 # ---------------------------------------------------------------------------------------------

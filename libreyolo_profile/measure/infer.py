@@ -159,29 +159,30 @@ def profile_infer(
     device, autocast_dtype = _device_and_autocast(opts)
 
     with common.workspace(opts.project, "infer") as tmp:
-        images = _decode(files)
-        model = infer_model.prepare(
-            opts,
-            device,
-            tmp,
-            images,
-            lambda wrapper, imgsz: InferCall(wrapper, device, imgsz, opts, autocast_dtype),
-        )
-        model_info, marks, imgsz = model.info, model.marks, model.imgsz
-        call = over_plan(model.call, batch_plan(images, opts.batch, opts.runs))
-        profile_memory = opts.memory  # the profiled window only: the unprofiled headline calls never see it
-        trials = [
-            _measure_trial(
-                call,
+        with common.pinned():  # --threads' CPUs from the model's load to the last trial (measure/common.py)
+            images = _decode(files)
+            model = infer_model.prepare(
                 opts,
                 device,
-                (hand_off_to or tmp) / f"trial{trial + 1}_trace.json",
-                trial,
-                profile_memory,
-                warmed=model.preflight_calls if k == 0 else 0,
+                tmp,
+                images,
+                lambda wrapper, imgsz: InferCall(wrapper, device, imgsz, opts, autocast_dtype),
             )
-            for k, trial in enumerate(range(opts.repeat) if only_trial is None else [only_trial])
-        ]
+            model_info, marks, imgsz = model.info, model.marks, model.imgsz
+            call = over_plan(model.call, batch_plan(images, opts.batch, opts.runs))
+            profile_memory = opts.memory  # the profiled window only: the unprofiled headline calls never see it
+            trials = [
+                _measure_trial(
+                    call,
+                    opts,
+                    device,
+                    (hand_off_to or tmp) / f"trial{trial + 1}_trace.json",
+                    trial,
+                    profile_memory,
+                    warmed=model.preflight_calls if k == 0 else 0,
+                )
+                for k, trial in enumerate(range(opts.repeat) if only_trial is None else [only_trial])
+            ]
         infer_model.finish(model, trials)
         env = common.environment(device)
         source = {"source": source_shown, "source_kind": source_kind, "source_images": len(images)}
@@ -296,6 +297,7 @@ def _settings(opts: InferOptions, source: dict, model_info: dict, imgsz: int, de
         ),
         "torch_threads": torch.get_num_threads(),
         "threads_requested": opts.threads,
+        **common.pinning_settings(),
         "profile_memory": profile_memory,
         "module_depth": opts.module_depth,
         "profiler": profiler.profiler_settings(device),

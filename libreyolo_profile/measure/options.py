@@ -133,8 +133,10 @@ NPROC_HELP = (
     "job profile; for GPU ranks list the GPUs instead: --device 0,1 (NCCL). --batch is the job's global batch"
 )
 THREADS_HELP = (
-    "torch threads the measurement runs with (torch.set_num_threads; recorded in the profile's settings); "
-    "default: torch's own choice. On a shared machine --threads 1 keeps the threads from waiting on each other"
+    "torch threads the measurement runs with (torch.set_num_threads), held to as many CPUs from the model's "
+    "load to the last trial (both recorded in the profile's settings); default: torch's own choice, on any CPU. "
+    "On a shared machine --threads 1 keeps the threads from waiting on each other and the calls from moving "
+    "between cores"
 )
 
 

@@ -83,7 +83,7 @@ def profile_run(
             check_dataset_supply(opts, len(cfg["train_img_files"]))
             return ranks.measure_job(opts, argv, devices)
         device = common.resolve_device(opts.device)
-        common.apply_threads(opts.threads)
+        common.apply_threads(opts.threads, rank=job["rank"] if job else None)
         from libreyolo_profile.measure import adapter
 
         adapter.check_libreyolo()
@@ -94,11 +94,12 @@ def profile_run(
 
         return measure_in_processes("train", opts, argv)
     with common.workspace(opts.project, "train") as tmp:
-        training = set_up(opts, cfg, device, tmp, world_size=job["world_size"] if job else 1)
-        trials = [
-            measure_trial(training, opts, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial)
-            for trial in (range(opts.repeat) if only_trial is None else [only_trial])
-        ]
+        with common.pinned():  # --threads' CPUs from the model's set-up to the last trial (measure/common.py)
+            training = set_up(opts, cfg, device, tmp, world_size=job["world_size"] if job else 1)
+            trials = [
+                measure_trial(training, opts, (hand_off_to or tmp) / f"trial{trial + 1}_trace.json", trial)
+                for trial in (range(opts.repeat) if only_trial is None else [only_trial])
+            ]
         env = common.environment(device)
         if hand_off_to is not None:
             from libreyolo_profile.measure.isolated import hand_off

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from libreyolo_profile.measure import profiler
+from libreyolo_profile.measure import common, profiler
 from libreyolo_profile.measure.options import RunOptions
 from libreyolo_profile.measure.train_model import SEED
 
@@ -56,6 +56,7 @@ def run_settings(opts: RunOptions, training) -> dict:
         **_overrides(training.config_overrides),
         "torch_threads": torch.get_num_threads(),
         "threads_requested": opts.threads,
+        **common.pinning_settings(),
         "profiler": profiler.profiler_settings(training.device),
     }
 
