@@ -177,3 +177,15 @@ def test_a_pinned_trial_runs_on_its_cpu_and_its_forked_children_on_all(monkeypat
     assert in_child == repr(sorted(allowed))
     assert os.sched_getaffinity(0) == helper_after == allowed
     assert common.pinning_settings() == {"cpus_pinned": chosen, "cpus_pinned_null_reason": None}
+
+
+def test_a_near_idle_thread_does_not_speak_for_the_work():
+    """A progress-line thread that ran 25 ms of a 16 s stretch but waited 9 s over its wake-ups is left out:
+    the wait is the working thread's own (5 s of 10 s run: 50%), not 140%."""
+    ms = 1_000_000
+    begin = {(1, 1): (0, 0), (1, 2): (0, 0)}
+    end = {(1, 1): (10_000 * ms, 5_000 * ms), (1, 2): (25 * ms, 9_000 * ms)}
+    figures = noise._waits(begin, end, {}, wall_s=16.0)
+    assert figures["run_queue_wait_pct"] == 50.0 and figures["working_threads"] == 1
+    # where no thread reached the share (a very short stretch), all of them count
+    assert noise._waits(begin, end, {}, wall_s=10_000.0)["run_queue_wait_pct"] == round(100 * 14_000 / 10_025, 1)

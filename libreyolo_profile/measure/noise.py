@@ -6,8 +6,8 @@ workers included), CPU steal, the load average, and on CUDA the GPU's clocks and
 through NVML where the `pynvml` module (nvidia-ml-py) is importable. Anything this machine cannot
 tell is None with the reason in `unavailable`; nothing is guessed.
 
-Contention, the part a user can fix: how long our threads waited for a CPU while runnable, against how
-long they ran (/proc/<pid>/task/<tid>/schedstat: the scheduler's own run and run-queue wait times), and
+Contention, the part a user can fix: how long our working threads waited for a CPU while runnable, against
+how long they ran (/proc/<pid>/task/<tid>/schedstat: the scheduler's own run and run-queue wait times), and
 how many CPUs the others left free for our torch threads. Starved (they waited STARVED_WAIT_PCT of their
 run time or more) or oversubscribed (a whole torch thread more than the CPUs left free) is the `contended`
 mark, with its remedy: fewer threads (`--threads 1`, or OMP_NUM_THREADS=1), or a quieter machine where it
@@ -175,22 +175,35 @@ class LoadSampler:
                 "GPU clocks and throttle reasons need NVML: install nvidia-ml-py (module pynvml)"
             )
         figures["ticks_per_second"] = _ticks_per_second()
-        figures.update(_waits(begin["sched"], end["sched"], figures["unavailable"]))
+        figures.update(_waits(begin["sched"], end["sched"], figures["unavailable"], wall_s))
         figures["torch_threads"] = self.threads
         return figures
 
 
-def _waits(begin: dict | None, end: dict | None, unavailable: dict) -> dict:
-    """Our threads' CPU time and run-queue wait over the stretch (threads born inside it count whole)."""
+# A thread that ran less than this share of the stretch did none of the measured work (the progress line's,
+# an idle pool's): its waits are left out. On a busy machine such a thread waits a scheduler slice at each of
+# its thousands of wake-ups, and counted whole it read "waited 181% of run time" for one torch thread whose
+# own wait was ~60%.
+WORKING_THREAD_PCT = 1.0
+
+
+def _waits(begin: dict | None, end: dict | None, unavailable: dict, wall_s: float) -> dict:
+    """The run-queue wait of the threads that did the work, against their run time, over the stretch
+    (threads born inside it count whole)."""
     if begin is None or end is None:
         unavailable["run_queue_wait_pct"] = "no /proc/<pid>/task/<tid>/schedstat here (not Linux, or schedstats off)"
         return {"run_queue_wait_pct": None}
-    ran = sum(run - begin.get(key, (0, 0))[0] for key, (run, _) in end.items())
-    waited = sum(wait - begin.get(key, (0, 0))[1] for key, (_, wait) in end.items())
+    deltas = [(run - begin.get(key, (0, 0))[0], wait - begin.get(key, (0, 0))[1]) for key, (run, wait) in end.items()]
+    working = [(run, wait) for run, wait in deltas if run >= WORKING_THREAD_PCT / 100 * wall_s * 1e9] or deltas
+    ran, waited = sum(run for run, _ in working), sum(wait for _, wait in working)
     if ran <= 0:
         unavailable["run_queue_wait_pct"] = "our threads did not run in the stretch"
         return {"run_queue_wait_pct": None}
-    return {"run_queue_wait_pct": round(100.0 * waited / ran, 1), "threads_ran_s": round(ran / 1e9, 3)}
+    return {
+        "run_queue_wait_pct": round(100.0 * waited / ran, 1),
+        "threads_ran_s": round(ran / 1e9, 3),
+        "working_threads": len(working),
+    }
 
 
 def free_cpus(machine: dict) -> float | None:
