@@ -200,6 +200,7 @@ def test_kernel_rows_stay_one_line_at_80_columns(trace):
         ("roofline", V100_W0, "--top", "8"),
         ("roofline", A100, "--top", "8"),
         ("modules", "h100_vit_image_classifier"),  # a deep tree: its names cut shorter, its numbers whole
+        ("launches", A100),
     ],
 )
 def test_headers_are_never_cut_at_80_columns(trace, args):
@@ -219,6 +220,17 @@ def test_headers_are_never_cut_at_80_columns(trace, args):
             i, j = small["headers"].index(header), big["headers"].index(header)
             numbers = [row[i] for row in small["rows"] if re.fullmatch(r"-?[\d,]+(\.\d+)?", row[i] or "x")]
             assert numbers == [row[j] for row in big["rows"] if re.fullmatch(r"-?[\d,]+(\.\d+)?", row[j] or "x")]
+
+
+def test_a_text_column_takes_its_cells_before_a_name_is_cut_to_the_floor(trace):
+    """launches' outliers at 80 columns: each row's reasons ("delay, slow call, short") on at most two lines;
+    at their longest word's width they took one line a word while the kernel name kept 36 cells."""
+    text = terminal("launches", str(trace(A100)), columns=80)
+    outliers = [t for t in tables(text) if "why" in t["headers"]]
+    assert outliers and outliers[0]["rows"]
+    rows = outliers[0]["rows"]
+    starts = [i for i, row in enumerate(rows) if row[0]] + [len(rows)]
+    assert max(b - a for a, b in zip(starts, starts[1:], strict=False)) <= 2, "\n".join(outliers[0]["lines"])
 
 
 # ---------------------------------------------------------------------------------------------

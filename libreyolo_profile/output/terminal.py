@@ -216,8 +216,12 @@ def _min_cells(columns: list[tuple[str, str]], rows: list[list], i: int) -> int:
         return max(header_word, min(NAME_FLOOR, longest))
     words = [w for v in values for w in (v.split() if isinstance(v, str) else ["x" * 20])]
     longest = max((len(w) for w in words), default=0)
-    optional = _is_optional(columns[i][0])  # shown whole or not at all
-    return max(header_word, longest if optional else min(TEXT_CAP, longest))
+    if _is_optional(columns[i][0]):  # shown whole or not at all
+        return max(header_word, longest)
+    # up to TEXT_CAP cells of the whole text, not its longest word alone: at a word's width a list of reasons
+    # ("delay, slow call, short") took a line per word while the name beside it kept its cells
+    longest_text = max([longest] + [len(v) for v in values if isinstance(v, str)])
+    return max(header_word, min(TEXT_CAP, longest_text))
 
 
 def _others(columns: list[tuple[str, str]], rows: list[list], name: int) -> int:
