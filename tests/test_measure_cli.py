@@ -288,7 +288,8 @@ def test_run_fixture_cpu(sandbox):
 
 
 def test_run_no_loss_item_departs_and_says_so(sandbox):
-    """--no-loss-item drops the trainer's logging reads from every step and is recorded, not silent."""
+    """--no-loss-item drops the trainer's logging reads from every step and is recorded, not silent. With
+    --threads 1 and a dataloader worker: the training held to one CPU, its worker forked from it runs."""
     cwd, _, _ = sandbox
     r = cli(
         sandbox,
@@ -305,7 +306,9 @@ def test_run_no_loss_item_departs_and_says_so(sandbox):
         "--warmup",
         "1",
         "--workers",
-        "0",
+        "1",
+        "--threads",
+        "1",
         "--no-overhead",
         "--no-report",
         "--no-loss-item",
@@ -316,6 +319,9 @@ def test_run_no_loss_item_departs_and_says_so(sandbox):
     out = cwd / "out" / "train"
     doc = json.loads((out / "profile.json").read_text())
     assert doc["settings"]["loss_item"] is False and doc["settings"]["departures"] == ["--no-loss-item"]
+    pinned, allowed = doc["settings"]["cpus_pinned"], os.sched_getaffinity(0)
+    assert (len(pinned) == 1 and pinned[0] in allowed) if len(allowed) > 1 else pinned is None
+    assert doc["settings"]["workers"] == 1 and doc["settings"]["torch_threads"] == 1
     assert "--no-loss-item" in doc["marks"]["departs_from_trainer"]
     assert "loss.item() logging is left out" in doc["settings"]["synchronization"]
     steps = step_events(out / "profile_trace.json")
