@@ -142,6 +142,8 @@ def test_threads_choose_their_cpus():
     assert whole["cpus"] is None and "every CPU" in whole["reason"]
     if len(allowed) < 2:
         pytest.skip("one CPU: nothing to choose")
+    common.apply_threads(None)  # no --threads: nothing held, whatever an earlier measurement chose
+    assert common.pinning_settings() == {"cpus_pinned": None, "cpus_pinned_null_reason": common._UNPINNED["reason"]}
     alone = common._cpus_to_pin(1, None)["cpus"]
     assert len(alone) == 1 and alone[0] in allowed
     ranks = [common._cpus_to_pin(1, rank)["cpus"][0] for rank in range(len(allowed))]

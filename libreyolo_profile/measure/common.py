@@ -129,6 +129,7 @@ def apply_threads(threads: int | None, rank: int | None = None) -> None:
     """--threads N: the torch threads every measured call runs with (None: torch's own choice, kept), and
     the N CPUs the measurement runs on (`pinned`); `rank`: this process is that rank of a job."""
     global _pin
+    _pin = dict(_UNPINNED)  # a measurement before this one in the process does not choose for it
     if threads is not None:
         import torch
 
@@ -140,7 +141,8 @@ def apply_threads(threads: int | None, rank: int | None = None) -> None:
 # scheduler moves a one-thread measurement on a busy 2-core machine between a core of its own and a shared
 # one, and its calls' times jump between the two (docs/design/performance.md, "Contention"). Processes it
 # forks meanwhile (dataloader workers) get every CPU back; the export's analysis runs on them all.
-_pin: dict = {"cpus": None, "reason": "no --threads: torch's own threads, on any CPU"}
+_UNPINNED = {"cpus": None, "reason": "no --threads: torch's own threads, on any CPU"}
+_pin: dict = dict(_UNPINNED)
 
 
 def _cpus_to_pin(threads: int, rank: int | None) -> dict:
