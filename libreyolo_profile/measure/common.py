@@ -140,7 +140,7 @@ def apply_threads(threads: int | None, rank: int | None = None) -> None:
 # --threads N also holds the process to N CPUs from the model's load to the last trial. Left free, the
 # scheduler moves a one-thread measurement on a busy 2-core machine between a core of its own and a shared
 # one, and its calls' times jump between the two (docs/design/performance.md, "Contention"). Processes it
-# forks meanwhile (dataloader workers) get every CPU back; the export's analysis runs on them all.
+# forks meanwhile (dataloader workers) get every CPU back, and the analysis after the trials runs on them all.
 _UNPINNED = {"cpus": None, "reason": "no --threads: torch's own threads, on any CPU"}
 _pin: dict = dict(_UNPINNED)
 
