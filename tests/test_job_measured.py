@@ -5,6 +5,7 @@ one job profile; and the multi-rank flags it refuses with one line."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -38,7 +39,8 @@ def raw_steps(trace: Path) -> tuple[int, int, int]:
 
 @pytest.mark.slow
 def test_run_with_two_cpu_ranks_writes_one_job_profile(tmp_path):
-    run = run_cli("run", str(FIXTURE_YAML), *JOB, *MEASURED, "--project", str(tmp_path / "p"))
+    # --threads 1: each rank held to a CPU of its own (measure/common.py), rank 0 to the first
+    run = run_cli("run", str(FIXTURE_YAML), *JOB, *MEASURED, "--threads", "1", "--project", str(tmp_path / "p"))
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr
     profile = tmp_path / "p" / "train"
@@ -49,6 +51,9 @@ def test_run_with_two_cpu_ranks_writes_one_job_profile(tmp_path):
     assert doc["world_size"] == 2 and doc["job"]["ranks"] == [0, 1]
     assert doc["job"]["rank_source"] == "distributedInfo"  # the profiler recorded each rank's process group
     assert doc["timing"]["headline"] == "unprofiled"  # each rank replayed its steps without the profiler
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) > 1:
+        assert s["cpus_pinned"] == [allowed[0]] and s["torch_threads"] == 1  # the job's settings are rank 0's
     # every per-rank table holds both ranks
     for name in ("steps", "phases", "ops", "blame", "modules", "ranks"):
         assert {r["rank"] for r in table(profile, name)} == {0, 1}, name
