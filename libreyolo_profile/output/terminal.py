@@ -207,10 +207,9 @@ TEXT_CAP = 13  # a text column other than the name folds at this width (a catego
 def _min_cells(columns: list[tuple[str, str]], rows: list[list], i: int) -> int:
     """The fewest terminal cells column `i` needs: a number whole, text at its longest word (capped)."""
     values = [row[i] for row in rows]
-    if columns[i][1] == "right":
-        header_word = max(len(word) for word in columns[i][0].split() or [""])
-        return max([header_word] + [len(v) for v in values if isinstance(v, str)])
     header_word = max(len(word) for word in columns[i][0].split() or [""])
+    if columns[i][1] == "right":
+        return max([header_word] + [len(v) for v in values if isinstance(v, str)])
     if columns[i][0] in ELIDED_HEADERS or i == _name_column(columns):  # cut to fit, never below the floor
         longest = max((len(v) for v in values if isinstance(v, str)), default=0)
         return max(header_word, min(NAME_FLOOR, longest))
