@@ -11,26 +11,34 @@
 -- what it needs of them.
 
 -- us_text_to_ns: a Kineto time as written (µs, a JSON number's text, sub-µs digits kept) in integer ns;
--- NULL where it is not a number. Plain integers, most of them, take BIGINT arithmetic: DECIMAL(38, 6)
--- parsing costs ten times more and gives the same value for them.
+-- NULL where it is not a number. Plain integers, most of them, take BIGINT arithmetic: DECIMAL parsing costs
+-- more and gives the same value for them. DECIMAL(35, 6) holds under 1e29 µs, so × 1000 cannot overflow
+-- (DECIMAL(38, 6) × 1000 raised an error for 1e29-1e32, which failed the whole trace); past BIGINT it is NULL.
 CREATE OR REPLACE TEMP MACRO us_text_to_ns(t) AS
 CASE WHEN NOT (contains(t, '.') OR contains(t, 'e') OR contains(t, 'E') OR contains(t, 'x') OR contains(t, 'X')
                OR contains(t, 'b') OR contains(t, 'B') OR contains(t, 'o') OR contains(t, 'O'))
           AND TRY_CAST(t AS BIGINT) BETWEEN -9223372036854775 AND 9223372036854775
      THEN TRY_CAST(t AS BIGINT) * 1000
-     ELSE TRY_CAST(round(TRY_CAST(t AS DECIMAL(38, 6)) * 1000) AS BIGINT) END;  -- NULL past BIGINT's range too
+     ELSE TRY_CAST(round(TRY_CAST(t AS DECIMAL(35, 6)) * 1000) AS BIGINT) END;
+
+-- ns_readable: a time or duration in ns kept where it lies within ±2^61 ns (±73 years of its clock's zero),
+-- else NULL: every difference of two of them and every end (ts + dur) then fits BIGINT, where one event at
+-- ts ±9.2e15 µs or with a duration of as much overflowed the analysis and failed the whole trace. Applied to
+-- a column, not to us_text_to_ns(…) itself: a macro's argument is copied into each use, parsed twice.
+CREATE OR REPLACE TEMP MACRO ns_readable(ns) AS CASE WHEN ns BETWEEN -2305843009213693951 AND 2305843009213693951 THEN ns END;
 
 -- event_time_counts: one pass over every event's ts (in ns: NULL where missing, not a number or past BIGINT's
 -- range of ns) and dur for the three tables below.
 CREATE OR REPLACE TEMP TABLE event_time_counts AS
 WITH t AS (
-    SELECT us_text_to_ns(ts_text) AS ts_ns, ts_text, dur_text, name,
+    SELECT ns_readable(ts_any) AS ts_ns, ts_text, dur_text, name,
            -- a duration's sign, -2 where ev cannot read it (missing, not a number, NaN, infinite or past
-           -- us_text_to_ns's range): read as a DOUBLE, which costs a fraction of us_text_to_ns
+           -- ns_readable's range): read as a DOUBLE of µs, which costs a fraction of us_text_to_ns
            CASE WHEN ph <> 'X' THEN NULL
-                WHEN d > 0 AND d < 9.2e15 THEN 1 WHEN d = 0 THEN 0 WHEN d < 0 AND d > -9.2e15 THEN -1 ELSE -2 END
+                WHEN d > 0 AND d < 2305843009213693.5 THEN 1 WHEN d = 0 THEN 0
+                WHEN d < 0 AND d > -2305843009213693.5 THEN -1 ELSE -2 END
                AS dur_sign
-    FROM (SELECT *, TRY_CAST(dur_text AS DOUBLE) AS d FROM raw_event_times)
+    FROM (SELECT *, TRY_CAST(dur_text AS DOUBLE) AS d, us_text_to_ns(ts_text) AS ts_any FROM raw_event_times)
 )
 SELECT min(ts_ns) AS origin_ns,
        count(dur_sign) AS duration_events,
@@ -92,8 +100,8 @@ CREATE OR REPLACE TEMP TABLE ev AS
 WITH typed AS (
     SELECT event_seq + 1 AS event_id,  -- the decoder's order (store/ingest/timeline.py numbers it)
            ph, coalesce(cat, '') AS cat, coalesce(name, '') AS name, pid, tid,
-           us_text_to_ns(ts_text) AS ts_abs,
-           coalesce(us_text_to_ns(dur_text), 0) AS dur_raw,
+           us_text_to_ns(ts_text) AS ts_any,
+           us_text_to_ns(dur_text) AS dur_any,
            TRY_CAST(correlation AS BIGINT) AS correlation,
            TRY_CAST(external_id AS BIGINT) AS external_id,
            coalesce(TRY_CAST(device AS INTEGER), TRY_CAST(pid AS INTEGER)) AS device,
@@ -103,6 +111,9 @@ WITH typed AS (
            -- the category's kind (event_categories), looked up in a map: cheaper than joining the stream
            (SELECT map(list(lcat), list(kind)) FROM event_categories)[lower(coalesce(cat, ''))] AS category_kind
     FROM raw_events
+), readable AS (
+    SELECT * EXCLUDE (ts_any, dur_any), ns_readable(ts_any) AS ts_abs, coalesce(ns_readable(dur_any), 0) AS dur_raw
+    FROM typed
 )
 SELECT event_id, ph, cat, name, pid, tid,
        ts_abs - (SELECT origin_ns FROM trace_origin) AS ts,   -- ns from the first event
@@ -130,5 +141,5 @@ SELECT event_id, ph, cat, name, pid, tid,
            WHEN category_kind = 'op' THEN 'op'
            ELSE 'other'
        END AS kind
-FROM typed
+FROM readable
 WHERE ts_abs IS NOT NULL;

@@ -140,6 +140,28 @@ def huge_integers(doc, rng) -> dict:
     return {"past 64 bits": ids, "no readable timestamp": stamps}
 
 
+def times_past_any_clock(doc, rng) -> dict:
+    """Four readable duration events (not a step) get a time no clock gives: ts 1e30 µs (its × 1000 to ns
+    overflowed DuckDB's DECIMAL and failed the whole trace), ts -9.2e15 µs, dur 1e30 and dur 9.2e15 µs (in
+    range of BIGINT ns, but an end or a difference of two overflowed it). Each is left out or read as 0 long."""
+    readable = [
+        e
+        for e in _events(doc)
+        if e.get("ph") == "X"
+        and not str(e.get("name", "")).startswith("ProfilerStep#")
+        and _number(e.get("ts"))
+        and abs(e["ts"]) < 2**60
+        and _number(e.get("dur"))
+        and 0 <= e["dur"] < 2**60
+    ]
+    planted = rng.sample(readable, min(4, len(readable)))
+    values = [("ts", 1e30), ("dur", 1e30), ("ts", -9_200_000_000_000_000), ("dur", 9_200_000_000_000_000)]
+    for e, (key, value) in zip(planted, values[: len(planted)], strict=True):
+        e[key] = value
+    stamps = sum(1 for e in planted if abs(e["ts"]) >= 2**60)
+    return {"no readable timestamp": stamps, "out of range, read as 0 long": len(planted) - stamps}
+
+
 def step_under_unknown_category(doc, rng) -> dict:
     for e in _events(doc):
         if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation":
@@ -170,7 +192,15 @@ SAME_ANSWER = {
     "numbers_as_strings": [numbers_as_strings, step_under_unknown_category, odd_distributed_info],
     "ints_as_floats": [ints_as_floats, as_mtia_lanes],
 }
-DAMAGE = [unknown_phases, args_missing, args_not_objects, negative_durations, huge_integers, floats_as_ints]
+DAMAGE = [
+    unknown_phases,
+    args_missing,
+    args_not_objects,
+    negative_durations,
+    huge_integers,
+    times_past_any_clock,
+    floats_as_ints,
+]
 
 
 def _bare_tokens(text: str) -> tuple[str, dict]:

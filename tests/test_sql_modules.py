@@ -321,12 +321,14 @@ def test_a_checkout_run_without_an_install_finds_its_own_sql(monkeypatch):
 
 def test_us_text_to_ns_matches_exact_decimal_arithmetic():
     # Kineto times as written: integers (the fast path), sub-µs digits, exponents, signs, hex-looking and
-    # non-numbers; each against Python's exact decimal: round(µs × 1000) ns, NULL where it is no number.
-    from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+    # non-numbers; each against Python's exact decimal: round(µs × 1000) ns, NULL where it is no number or
+    # past BIGINT's range of ns.
+    from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 
     texts = ["1683564901753196", "1683564901753196.5", "1683564901753196.123456", "0", "-7", "007", "12.3456",
              "1e3", "15e-1", "2.5E2", "+5", "9223372036854775", "-9223372036854775", "0x10", "0b101", "1,000",
-             "abc", "", "inf", "nan", "1.0005", "-1.0005"]  # fmt: skip
+             "abc", "", "inf", "nan", "1.0005", "-1.0005",
+             "9223372036854776", "1e28", "1e29", "1e30", "-1e31", "9.9e31", "1e32"]  # fmt: skip
 
     def exact(text: str):
         try:
@@ -335,7 +337,9 @@ def test_us_text_to_ns_matches_exact_decimal_arithmetic():
             return None
         if not value.is_finite():
             return None
-        return int((value * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        with localcontext(prec=80):
+            ns = int((value * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        return ns if -(2**63) <= ns < 2**63 else None  # past BIGINT: NULL, never an error (1e29-1e32 raised one)
 
     con = duckdb.connect()
     (macro,) = [
