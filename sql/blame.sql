@@ -135,7 +135,7 @@ blocking_copy_names AS (
     SELECT event_id,
            format('{} {}{} (pinned: {}, {} bytes)', any_value(call), any_value(direction),
                   coalesce(' ' || any_value(memory), ''), any_value(pinned),
-                  coalesce(CAST(sum(bytes) AS BIGINT)::VARCHAR, 'unrecorded')) AS name
+                  coalesce(TRY_CAST(sum(bytes) AS BIGINT)::VARCHAR, sum(bytes)::VARCHAR, 'unrecorded')) AS name
     FROM blame_copy_calls WHERE blocks GROUP BY event_id
 ),
 host_calls AS (

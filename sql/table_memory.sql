@@ -51,8 +51,9 @@ SELECT
     record,
     -- whose allocator: cpu (the host's) | cuda | type <n> (the profiler's Device Type); NULL on band rows
     device_type AS allocator,
-    -- device id (-1: the host); NULL on band rows
-    CAST(device AS INTEGER) AS device,
+    -- device id (-1: the host); NULL on band rows, and where the trace's id is past INTEGER (a hostile one
+    -- failed the whole memory section)
+    TRY_CAST(device AS INTEGER) AS device,
     -- absolute: allocator totals (Total Allocated) | profiled: the host's totals, which hold only blocks
     -- allocated while the profiler recorded | relative: the rise above the window's start (Bytes only)
     levels,

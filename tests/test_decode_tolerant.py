@@ -395,6 +395,39 @@ def test_allocator_events_with_float_device_ids_are_read(tmp_path):
     assert stats.altered["`Bytes` written as text, read as the number"] == len(kernels)
 
 
+SIZE_ARGS = ("bytes", "Bytes", "Total Allocated", "Total Reserved")
+
+
+@pytest.mark.parametrize("arg", ["bytes", "Total Allocated"])
+def test_sizes_past_a_double_or_an_id_past_int32_cost_no_section(arg, tmp_path):
+    """The smallest trace whose events record `arg` (copies' bytes, the allocator's totals), with sizes of
+    ±9e18 (int64, past a double's 2^53: the decoder's checked cast refused them and failed the trace) and
+    1e300 (the blame's copy label cast it to BIGINT: failed), and device ids of 9e18 (the memory table cast
+    them to INTEGER: the section was lost). Each is a number the trace wrote: read, and every section kept."""
+    require_traces()
+    holding = [t for t in sorted(trace_files(), key=lambda p: p.stat().st_size) if f'"{arg}"'.encode() in _text(t)]
+    if not holding:
+        pytest.skip(f"no shared trace records {arg}")
+    doc = _load(holding[0])
+    extremes = iter([9 * 10**18, -9 * 10**18, 1e300] * 2)
+    for args in _args(doc):
+        for key in SIZE_ARGS:
+            if _number(args.get(key)):
+                args[key] = next(extremes, args[key])
+        if _number(args.get("Device Id")):
+            args["Device Id"] = 9 * 10**18
+    path = tmp_path / "extreme_sizes.json"
+    path.write_text(json.dumps(doc))
+    code, answer, err = _summary(path, tmp_path / "cache")
+    assert code == 0, err
+    assert "section_unavailable" not in answer["marks"], answer["marks"]["section_unavailable"]
+
+
+def _text(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
 def test_an_odd_header_field_loses_only_itself(tmp_path):
     """An unreadable distributedInfo made the whole header undecodable: deviceProperties went with it."""
     require_traces()

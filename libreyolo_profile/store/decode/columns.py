@@ -144,6 +144,11 @@ def as_number(value, integer: bool) -> tuple[int | float | None, str | None]:
 def _read_number(value, integer: bool, key: str, stats: TraceStats):
     """One arg value as its column's number (as_number), every value converted or left unread counted by reason."""
     number, why = as_number(value, integer)
+    if not integer and isinstance(number, int):
+        try:
+            number = float(number)  # a float64 column takes no int past 2^53 (Arrow refuses to round it)
+        except OverflowError:
+            number, why = None, "past a double's range, read as unknown"
     if why:
         stats.count(f"`{key}` {why}", example=value)
     return number
@@ -162,7 +167,9 @@ def _number_column(values: list, integer: bool, key: str, stats: TraceStats) -> 
         or inferred.type == pa.int64()
         or (not integer and pa.types.is_floating(inferred.type) and pc.all(pc.is_finite(inferred)).as_py() is not False)
     ):
-        return inferred.cast(kind)
+        # unchecked: the one lossy case left is int64 -> float64 past 2^53, rounded as float() rounds it (a
+        # checked cast refused "bytes": 9e18 and failed the whole trace)
+        return inferred.cast(kind, safe=False)
     return pa.array([_read_number(v, integer, key, stats) for v in values], kind)
 
 
