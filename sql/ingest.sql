@@ -27,6 +27,9 @@ CREATE OR REPLACE TEMP TABLE nesting_cut (what VARCHAR, events BIGINT);
 -- here and counted in dropped_steps, which the profile's empty_steps mark reads.
 -- A step with no usable duration (negative, unreadable or 0: ev reads it as 0 long) is no step either, but a
 -- broken event (the trace_damaged mark counts it, sql/events.sql event_damage), never one in which nothing ran.
+-- Empty steps are the window only in a trace whose steps are all empty and readable (no host work recorded):
+-- beside a broken step they are the profiler's closing step, and a window of it alone read a 9 ms GPU step as
+-- a 0.05 ms CPU profile.
 CREATE OR REPLACE TEMP TABLE marked_steps AS
 WITH marked AS (
     SELECT ts, dur, bool_or(negative_duration OR dur = 0) AS broken
@@ -40,13 +43,16 @@ FROM marked m ASOF LEFT JOIN host_work h ON h.ts >= m.ts;
 -- dropped_steps: the ProfilerStep ranges left out because nothing ran inside them (count, and their ms).
 CREATE OR REPLACE TEMP TABLE dropped_steps AS
 SELECT count(*) AS steps, coalesce(sum(dur), 0) / 1e6 AS ms FROM marked_steps
-WHERE NOT has_work AND NOT broken AND EXISTS (SELECT 1 FROM marked_steps WHERE has_work);
+WHERE NOT has_work AND NOT broken
+  AND (EXISTS (SELECT 1 FROM marked_steps WHERE has_work OR broken) OR (SELECT ranges FROM unreadable_step_ranges) > 0);
 
 CREATE OR REPLACE TEMP TABLE step_ranges AS
 WITH marked AS (
-    -- every empty step is dropped only where a step with work remains; a broken one always
+    -- every empty step is dropped where a step with work remains or a step was broken; a broken one always
     SELECT ts, dur FROM marked_steps
-    WHERE NOT broken AND (has_work OR NOT EXISTS (SELECT 1 FROM marked_steps WHERE has_work))
+    WHERE NOT broken
+      AND (has_work OR (NOT EXISTS (SELECT 1 FROM marked_steps WHERE has_work OR broken)
+                        AND (SELECT ranges FROM unreadable_step_ranges) = 0))
 ),
 unusable AS (  -- ProfilerStep ranges the trace holds, none of them usable
     SELECT (SELECT ranges FROM unreadable_step_ranges) + (SELECT count(*) FROM marked_steps WHERE broken) AS ranges
@@ -85,13 +91,15 @@ WHERE e.kind = 'runtime';
 -- capture began has no launch (launch_ts NULL).
 CREATE OR REPLACE TEMP TABLE device_activity AS
 WITH launch AS (
-    SELECT correlation, min(ts) AS launch_ts, any_value(tid) AS launch_tid
+    -- the launching thread is (pid, tid), both of the first call: a tid alone is not unique across processes
+    SELECT correlation, min(ts) AS launch_ts, arg_min({'pid': pid, 'tid': tid}, ts) AS launcher
     FROM runtime_calls WHERE correlation IS NOT NULL AND correlation <> 0
     GROUP BY correlation
 ),
 named AS (
     SELECT d.event_id, d.kind, d.name, d.device, d.stream, d.ts, d.dur, d.correlation,
-           l.launch_ts, l.launch_tid, d.copy_bytes, d.pg_name, d.msg_nelems, d.collective
+           l.launch_ts, l.launcher.pid AS launch_pid, l.launcher.tid AS launch_tid, d.copy_bytes, d.pg_name,
+           d.msg_nelems, d.collective
     FROM ev d LEFT JOIN launch l ON d.correlation = l.correlation
     WHERE d.kind IN ('kernel', 'memcpy', 'memset')
 ),

@@ -74,10 +74,14 @@ outer_op AS (
     ASOF JOIN (SELECT * FROM placed_ops WHERE depth = 0) o ON o.pid = p.pid AND o.tid = p.tid AND p.ts >= o.ts
     WHERE p.ts <= o.ts + o.dur
 ),
-keyed_ops AS (SELECT event_id, parent_id, name, ts, dur, pid, tid, ts * 1024 + least(depth, 1023) AS k FROM placed_ops),
+-- the key is HUGEINT: ts (ns from the trace's first event) reaches 2^61 where one event's time is far from the
+-- rest, and × 1024 then overflowed BIGINT and lost the whole memory section
+keyed_ops AS (
+    SELECT event_id, parent_id, name, ts, dur, pid, tid, ts::HUGEINT * 1024 + least(depth, 1023) AS k FROM placed_ops
+),
 last_started AS (
     SELECT p.event_id AS mem_id, p.ts AS mem_ts, o.event_id AS op_id
-    FROM placed p ASOF JOIN keyed_ops o ON o.pid = p.pid AND o.tid = p.tid AND p.ts * 1024 + 1023 >= o.k
+    FROM placed p ASOF JOIN keyed_ops o ON o.pid = p.pid AND o.tid = p.tid AND p.ts::HUGEINT * 1024 + 1023 >= o.k
 ),
 climb AS (
     SELECT l.mem_id, l.mem_ts, l.op_id, 0 AS hops FROM last_started l

@@ -89,11 +89,13 @@ WITH calls AS (
 )
 SELECT id AS call_id, self AS self_ns FROM interval_self(calls);
 
--- kernels launched inside each call (same thread, launch within the call's time)
+-- kernels launched inside each call (same thread, (pid, tid): a tid alone is not unique across processes;
+-- launch within the call's time)
 CREATE OR REPLACE TEMP TABLE module_kernels AS
-WITH calls AS (SELECT tid AS grp, call_id AS id, ts AS s, end_ns AS e, depth AS rank FROM module_calls),
+WITH calls AS (SELECT {'pid': pid, 'tid': tid} AS grp, call_id AS id, ts AS s, end_ns AS e, depth AS rank FROM module_calls),
 launches AS (
-    SELECT launch_tid AS grp, launch_ts AS t, event_id AS instant_id, dur FROM placed_activity WHERE kind = 'kernel'
+    SELECT {'pid': launch_pid, 'tid': launch_tid} AS grp, launch_ts AS t, event_id AS instant_id, dur
+    FROM placed_activity WHERE kind = 'kernel'
 )
 -- owner: the call that owns the launch instant, by module_self's rule
 SELECT instant_id AS event_id, dur, interval_id AS call_id, owner AS innermost FROM intervals_open_at(calls, launches);

@@ -81,10 +81,11 @@ units AS (
 -- disjoint (each is outermost of its kind), so that is the last unit of length starting at or before the
 -- launch, if the launch is before its end: one ASOF lookup per execution, not every unit against every
 -- launch of its thread (a 1 GB trace has millions of both).
-timed_units AS (SELECT event_id, tid, ts, dur FROM units WHERE dur > 0),
+timed_units AS (SELECT event_id, pid, tid, ts, dur FROM units WHERE dur > 0),
 work AS (
     SELECT u.event_id, a.device, a.s, a.e, a.tensorcore
-    FROM window_executions a ASOF JOIN timed_units u ON a.launch_tid = u.tid AND a.launch_ts >= u.ts
+    FROM window_executions a ASOF JOIN timed_units u
+      ON a.launch_pid = u.pid AND a.launch_tid = u.tid AND a.launch_ts >= u.ts
     WHERE a.launch_ts < u.ts + u.dur
 ),
 union_input AS (SELECT event_id AS grp, s, e FROM work),
@@ -114,15 +115,16 @@ WHERE NOT on_gpu.yes OR t.device_ns > 0;
 -- range. Units on one thread are disjoint (each is outermost of its kind), and so are the outermost ops,
 -- so each launch has at most one candidate of each: the last one on its thread that began at or before it.
 CREATE OR REPLACE TEMP TABLE roofline_unlaunched AS
-WITH outermost AS (SELECT event_id, name, tid, ts, dur FROM placed_ops WHERE parent_id IS NULL AND step IS NOT NULL),
+WITH outermost AS (SELECT event_id, name, pid, tid, ts, dur FROM placed_ops WHERE parent_id IS NULL AND step IS NOT NULL),
 owner AS (
     SELECT x.*, u.ts AS unit_ts, u.dur AS unit_dur
-    FROM window_executions x ASOF LEFT JOIN roofline_units u ON x.launch_tid = u.tid AND x.launch_ts >= u.ts
+    FROM window_executions x ASOF LEFT JOIN roofline_units u
+      ON x.launch_pid = u.pid AND x.launch_tid = u.tid AND x.launch_ts >= u.ts
 ),
 orphan AS (
     SELECT o.*, CASE WHEN o.launch_ts < h.ts + h.dur THEN h.name END AS holder,
            CASE WHEN o.launch_ts < h.ts + h.dur THEN h.event_id END AS holder_id
-    FROM owner o ASOF LEFT JOIN outermost h ON o.launch_tid = h.tid AND o.launch_ts >= h.ts
+    FROM owner o ASOF LEFT JOIN outermost h ON o.launch_pid = h.pid AND o.launch_tid = h.tid AND o.launch_ts >= h.ts
     WHERE o.unit_ts IS NULL OR o.launch_ts >= o.unit_ts + o.unit_dur
 )
 SELECT device, launch_phase AS phase, holder AS op,

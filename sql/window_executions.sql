@@ -10,7 +10,7 @@
 -- Creates window_executions: one row per execution (kernel, memcpy, memset) that overlaps the window.
 CREATE OR REPLACE TEMP TABLE window_executions AS
 WITH clipped AS (
-    SELECT a.event_id, a.kind, a.device, a.category, a.tensorcore, a.launch_tid, a.launch_ts,
+    SELECT a.event_id, a.kind, a.device, a.category, a.tensorcore, a.launch_pid, a.launch_tid, a.launch_ts,
            a.step AS launch_step, a.phase AS launch_phase,
            greatest(a.ts, w.start_ns) AS s, least(a.ts + a.dur, w.end_ns) AS e
     FROM placed_activity a, measurement_window w

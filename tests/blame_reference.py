@@ -303,10 +303,13 @@ def _steps(events: list[dict]) -> list[tuple[int, int]]:
     marked = sorted(
         {(e["ts"], e["dur"]) for e in events if e["kind"] == "annotation" and e["name"].startswith("ProfilerStep#")}
     )
-    # a ProfilerStep inside which no op, runtime call or Python frame starts (on any thread) is no step
+    # one without a usable duration (read as 0 long) is broken, no step; one inside which no op, runtime call or
+    # Python frame starts (on any thread) is no step either, unless every step is empty and none broken
+    broken = any(dur == 0 for _, dur in marked)
+    marked = [(ts, dur) for ts, dur in marked if dur > 0]
     starts = sorted(e["ts"] for e in events if e["kind"] in ("op", "runtime", "python"))
     worked = [(ts, dur) for ts, dur in marked if bisect.bisect_left(starts, ts + dur) > bisect.bisect_left(starts, ts)]
-    marked = worked or marked
+    marked = worked or ([] if broken else marked)
     if marked:
         return _without_closing_tail(events, [(ts, ts + dur) for ts, dur in marked])
     device = [e for e in events if e["kind"] in ("kernel", "copy")]

@@ -32,6 +32,11 @@ def _load(path: Path):
     return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
 
 
+def _text(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
 def _events(doc) -> list:
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
@@ -353,6 +358,88 @@ def test_unusable_steps_are_not_said_to_be_absent(clean_answers, tmp_path):
     assert "empty_steps" not in answer["marks"]
 
 
+def test_broken_steps_beside_an_empty_one_leave_no_empty_window(clean_answers, tmp_path):
+    """Every ProfilerStep that held work lost its duration, and the profiler's empty closing step (after the
+    trace's end here) was still readable: the empty step alone became the window, and a GPU trace read as a
+    CPU profile of one step of a few µs. The window is the active span, and the empty step is said empty."""
+    trace = _a_trace_with_profiler_steps(clean_answers)
+    doc = _load(trace)
+    events = _events(doc)
+    steps = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"]
+    end = max(float(e["ts"]) + float(e.get("dur") or 0) for e in events if _number(e.get("ts")))
+    for step in steps:
+        del step["dur"]
+    events.append(steps[0] | {"name": "ProfilerStep#999999", "ts": end + 1000, "dur": 50})
+    path = tmp_path / "broken_steps_and_an_empty_one.json"
+    path.write_text(json.dumps(doc))
+    code, answer, err = _summary(path, tmp_path / "cache")
+    assert code == 0, err
+    clean = clean_answers[trace][1]
+    assert f"none of the trace's {len(steps)} ProfilerStep ranges" in answer["window"]["source"], answer["window"]
+    assert answer["window"]["source"].startswith(("device active span", "host active span")), answer["window"]
+    assert answer["marks"]["empty_steps"].startswith("1 ProfilerStep range(s) (0.050 ms in all) dropped")
+    assert ("cpu_profile" in answer["marks"]) == ("cpu_profile" in clean["marks"])
+
+
+def test_one_event_far_from_the_rest_keeps_the_memory_section(tmp_path):
+    """One op 2e15 µs (~63 years) before the rest put every other event ~2e18 ns after the trace's start (a
+    clock that counts from the epoch and one stray time near 0 do the same); the memory section's ordering
+    key (ns × 1024) overflowed BIGINT and the section was lost."""
+    require_traces()
+    holding = [t for t in sorted(trace_files(), key=lambda p: p.stat().st_size) if b'"[memory]"' in _text(t)]
+    if not holding:
+        pytest.skip("no shared trace records allocator events")
+    doc = _load(holding[0])
+    events = _events(doc)
+    first = min(float(e["ts"]) for e in events if _number(e.get("ts")))
+    some = next(e for e in events if e.get("name") == "[memory]")
+    far = {"ph": "X", "cat": "cpu_op", "name": "far op", "ts": first - 2e15, "dur": 1}
+    events.append(far | {"pid": some["pid"], "tid": some["tid"]})
+    path = tmp_path / "far_event.json"
+    path.write_text(json.dumps(doc))
+    code, answer, err = _summary(path, tmp_path / "cache")
+    assert code == 0, err
+    assert "section_unavailable" not in answer["marks"], answer["marks"]["section_unavailable"]
+    assert answer["metrics"]["peak_mem_mb"] is not None
+
+
+def _holding_kernels_and_ops() -> list[Path]:
+    """The three smallest traces that record both device kernels and host ops."""
+    kernels = ('"cat": "kernel"', '"cat":"kernel"')
+    traces = sorted(trace_files(), key=lambda p: p.stat().st_size)
+    return [t for t in traces if b'"cpu_op"' in _text(t) and any(k.encode() in _text(t) for k in kernels)][:3]
+
+
+# ops that allocate or reshape and launch no device work of their own
+NO_LAUNCH_OPS = ("aten::empty", "aten::view", "aten::as_strided", "aten::resize_")
+
+
+@pytest.mark.parametrize("trace", _holding_kernels_and_ops(), ids=trace_id)
+def test_ops_of_another_process_on_a_thread_lose_no_device_time(trace, tmp_path):
+    """The ops that launch nothing written with no pid, or another process's (a tid alone is not a thread):
+    the roofline's units were nested per (pid, tid) but looked up by tid, so such a child op hid its parent's
+    later launches, and their device time left the roofline, whose rows hold every execution in the window
+    (a100_alexnet_no_profilerstep: 65.245 of 66.203 ms). The window's device time is the clean trace's."""
+
+    def roofline_ms(path: Path) -> float:
+        result = run_cli_in_process(
+            "roofline", str(path), "--top", "1000000000", "--json", env={"XDG_CACHE_HOME": str(tmp_path / "cache")}
+        )
+        assert result.returncode == 0, result.stderr
+        return sum(r["device_ms_per_step"] or 0 for r in json.loads(result.stdout)["roofline"])
+
+    doc = _load(trace)
+    ops = [e for e in _events(doc) if e.get("cat") == "cpu_op" and str(e.get("name", "")).startswith(NO_LAUNCH_OPS)]
+    for n, op in enumerate(ops):
+        if n % 2:
+            op["pid"] = 999_999_999
+        else:
+            op.pop("pid", None)
+    path = tmp_path / "ops_on_other_processes.json"
+    path.write_text(json.dumps(doc))
+    assert roofline_ms(path) == pytest.approx(roofline_ms(trace), abs=1e-6)
+
+
 @pytest.mark.parametrize("trace", SMALLEST[:1], ids=trace_id)
 def test_no_usable_duration_exits_1_with_the_reason(trace, tmp_path):
     doc = _load(trace)
@@ -421,11 +508,6 @@ def test_sizes_past_a_double_or_an_id_past_int32_cost_no_section(arg, tmp_path):
     code, answer, err = _summary(path, tmp_path / "cache")
     assert code == 0, err
     assert "section_unavailable" not in answer["marks"], answer["marks"]["section_unavailable"]
-
-
-def _text(path: Path) -> bytes:
-    data = path.read_bytes()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
 def test_an_odd_header_field_loses_only_itself(tmp_path):
