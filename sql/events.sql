@@ -40,7 +40,7 @@ WITH t AS (
                AS dur_sign
     FROM (SELECT *, TRY_CAST(dur_text AS DOUBLE) AS d, us_text_to_ns(ts_text) AS ts_any FROM raw_event_times)
 )
-SELECT min(ts_ns) AS origin_ns,
+SELECT min(ts_ns) AS origin_ns, max(ts_ns) AS last_ns, count(ts_ns) AS readable,
        count(dur_sign) AS duration_events,
        count(*) FILTER (WHERE dur_sign = 1) AS usable,
        count(*) FILTER (WHERE ts_ns IS NULL) AS no_ts, any_value(ts_text) FILTER (WHERE ts_ns IS NULL) AS no_ts_text,
@@ -51,9 +51,39 @@ SELECT min(ts_ns) AS origin_ns,
        count(*) FILTER (WHERE ts_ns IS NULL AND name LIKE 'ProfilerStep#%') AS unreadable_steps
 FROM t;
 
+-- stray_times: one profiling session never spans a day, so the few events more than a day from the trace's
+-- median time are a stray clock value (a time of 0 or -1 beside µs since the epoch, one event's time in ns):
+-- kept, one of them made a 53-year step and every figure of it nonsense. They are left out and counted where
+-- they are at most max(10, 1%) of the readable events; more than that would be a lane on another clock, kept
+-- as recorded. Only a trace whose times span more than a day is read again for it (a rare one), so the
+-- median's cost falls on no other. One row (lo_ns, hi_ns: the times kept; origin_ns: the first of them;
+-- events, steps: how many events and ProfilerStep ranges are left out; example) or none.
+CREATE OR REPLACE TEMP TABLE stray_times AS
+WITH spread AS (
+    SELECT readable FROM event_time_counts WHERE last_ns - origin_ns > 86400000000000
+),
+times AS (
+    SELECT ns_readable(ts_any) AS ts_ns, ts_text, name
+    FROM (SELECT us_text_to_ns(ts_text) AS ts_any, ts_text, name FROM raw_event_times
+          WHERE EXISTS (SELECT 1 FROM spread))
+),
+middle AS (SELECT quantile_disc(ts_ns, 0.5) AS median_ns FROM times),
+placed AS (SELECT t.*, abs(t.ts_ns - m.median_ns) > 86400000000000 AS far FROM times t, middle m WHERE t.ts_ns IS NOT NULL),
+counted AS (
+    SELECT count(*) FILTER (WHERE far) AS events, any_value(ts_text) FILTER (WHERE far) AS example,
+           count(*) FILTER (WHERE far AND name LIKE 'ProfilerStep#%') AS steps,
+           min(ts_ns) FILTER (WHERE NOT far) AS origin_ns
+    FROM placed
+)
+SELECT m.median_ns - 86400000000000 AS lo_ns, m.median_ns + 86400000000000 AS hi_ns, c.origin_ns, c.events,
+       c.steps, c.example
+FROM middle m, counted c, spread s
+WHERE c.events > 0 AND c.events <= greatest(10, s.readable // 100);
+
 -- trace_origin: the trace's first timestamp (ns on its own clock): every ts below counts from it, and a
 -- job's ranks are put on one clock by adding it back (sql/rank_timeline.sql).
-CREATE OR REPLACE TEMP TABLE trace_origin AS SELECT origin_ns FROM event_time_counts;
+CREATE OR REPLACE TEMP TABLE trace_origin AS
+SELECT coalesce((SELECT origin_ns FROM stray_times), origin_ns) AS origin_ns FROM event_time_counts;
 
 -- duration_counts: the duration events (ph X, count) and those with a usable duration: a positive finite
 -- number (count). ev reads an unusable one as 0, so without these a trace of nothing but broken durations would
@@ -62,7 +92,8 @@ CREATE OR REPLACE TEMP TABLE duration_counts AS SELECT duration_events, usable F
 
 -- unreadable_step_ranges: the ProfilerStep ranges ev leaves out for want of a readable timestamp (ranges,
 -- count): sql/ingest.sql's window then says the trace had them, not that it had none.
-CREATE OR REPLACE TEMP TABLE unreadable_step_ranges AS SELECT unreadable_steps AS ranges FROM event_time_counts;
+CREATE OR REPLACE TEMP TABLE unreadable_step_ranges AS
+SELECT unreadable_steps + coalesce((SELECT steps FROM stray_times), 0) AS ranges FROM event_time_counts;
 
 -- event_damage: the events ev below leaves out or reads differently, by reason (a phrase completing
 -- "N events: …"), with how many (events, count) and the first value that showed it (example); none for a
@@ -72,7 +103,9 @@ SELECT reason, events, example
 FROM event_time_counts,
      (VALUES (1, 'dropped: no readable timestamp (ts missing, not a number, or past the range of µs: nanoseconds?)', no_ts, no_ts_text),
              (2, 'negative duration, read as 0 long', negative, negative_text),
-             (3, 'duration missing, not a number or out of range, read as 0 long', no_dur, no_dur_text))
+             (3, 'duration missing, not a number or out of range, read as 0 long', no_dur, no_dur_text),
+             (4, 'dropped: a timestamp more than a day from the rest of the trace (a stray clock value)',
+              coalesce((SELECT events FROM stray_times), 0), (SELECT example FROM stray_times)))
          AS d(position, reason, events, example)
 WHERE events > 0 ORDER BY position;
 DROP TABLE event_time_counts;
@@ -142,4 +175,6 @@ SELECT event_id, ph, cat, name, pid, tid,
            ELSE 'other'
        END AS kind
 FROM readable
-WHERE ts_abs IS NOT NULL;
+WHERE ts_abs IS NOT NULL
+  AND NOT coalesce(ts_abs NOT BETWEEN (SELECT lo_ns FROM stray_times) AND (SELECT hi_ns FROM stray_times), false);
+DROP TABLE stray_times;

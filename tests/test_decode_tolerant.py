@@ -382,9 +382,9 @@ def test_broken_steps_beside_an_empty_one_leave_no_empty_window(clean_answers, t
 
 
 def test_one_event_far_from_the_rest_keeps_the_memory_section(tmp_path):
-    """One op 2e15 µs (~63 years) before the rest put every other event ~2e18 ns after the trace's start (a
-    clock that counts from the epoch and one stray time near 0 do the same); the memory section's ordering
-    key (ns × 1024) overflowed BIGINT and the section was lost."""
+    """Ops 2e15 µs (~63 years) before the rest, too many to be stray times (a lane on another clock), put
+    every other event ~2e18 ns after the trace's start; the memory section's ordering key (ns × 1024)
+    overflowed BIGINT and the section was lost."""
     require_traces()
     holding = [t for t in sorted(trace_files(), key=lambda p: p.stat().st_size) if b'"[memory]"' in _text(t)]
     if not holding:
@@ -394,7 +394,7 @@ def test_one_event_far_from_the_rest_keeps_the_memory_section(tmp_path):
     first = min(float(e["ts"]) for e in events if _number(e.get("ts")))
     some = next(e for e in events if e.get("name") == "[memory]")
     far = {"ph": "X", "cat": "cpu_op", "name": "far op", "ts": first - 2e15, "dur": 1}
-    events.append(far | {"pid": some["pid"], "tid": some["tid"]})
+    events += [far | {"pid": some["pid"], "tid": some["tid"]}] * (11 + len(events) // 100)
     path = tmp_path / "far_event.json"
     path.write_text(json.dumps(doc))
     code, answer, err = _summary(path, tmp_path / "cache")
@@ -438,6 +438,33 @@ def test_ops_of_another_process_on_a_thread_lose_no_device_time(trace, tmp_path)
     path = tmp_path / "ops_on_other_processes.json"
     path.write_text(json.dumps(doc))
     assert roofline_ms(path) == pytest.approx(roofline_ms(trace), abs=1e-6)
+
+
+@pytest.mark.parametrize("trace", SMALLEST, ids=trace_id)
+@pytest.mark.parametrize("years", [-60, 60])
+def test_a_stray_time_is_left_out_not_measured(trace, years, clean_answers, tmp_path):
+    """One op ~60 years before or after the rest (a time of 0 beside µs since the epoch, one event in ns): kept,
+    a window from the active span ran 53 years. Left out and counted; every figure is the clean trace's."""
+    clean_code, clean = clean_answers[trace]
+    if clean_code != 0:
+        pytest.skip("the trace does not answer unmutated")
+    doc = _load(trace)
+    events = _events(doc)
+    times = [float(e["ts"]) for e in events if _number(e.get("ts"))]
+    at = (min(times) if years < 0 else max(times)) + years * 365.25 * 86400e6
+    host = next(e for e in events if e.get("ph") == "X")
+    events.append(
+        {"ph": "X", "cat": "cpu_op", "name": "aten::stray", "ts": at, "dur": 5, "pid": host["pid"], "tid": host["tid"]}
+    )
+    path = tmp_path / "stray_time.json"
+    path.write_text(json.dumps(doc))
+    code, answer, err = _summary(path, tmp_path / "cache")
+    assert code == 0, err
+    assert (
+        "1 event: dropped: a timestamp more than a day from the rest of the trace" in answer["marks"]["trace_damaged"]
+    )
+    assert answer["window"] == clean["window"]
+    assert _comparable(answer) == pytest.approx(_comparable(clean), rel=1e-9, nan_ok=True)
 
 
 @pytest.mark.parametrize("trace", SMALLEST[:1], ids=trace_id)
