@@ -5,6 +5,7 @@ a CPU-only one); --json agrees with the Python API; bad cutoffs are usage errors
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import TRACES, run_cli, trace_files, trace_id
@@ -37,6 +38,11 @@ def test_launches_on_every_trace(shared_cache, path):
         assert len(run.stdout.strip().replace("\n", " ")) < 200  # one sentence, wrapped at most once
     else:
         assert lines[0].startswith("Launches per stream") and any(line.startswith("outliers:") for line in lines)
+        # the µs of the top outliers in plain notation, with no zeros after the point that the trace never had
+        # (most traces write whole µs: `4`, not `4.00`, beside `165,057`)
+        top = [line.split("│") for line in lines if line.count("│") >= 4]
+        shown = [cell.strip() for cells in top for cell in cells[-4:-1] if cell.strip()]
+        assert not [c for c in shown if re.fullmatch(r"[\d,]*\.\d*0|.*e[+-]\d+", c)], run.stdout
 
 
 @pytest.mark.parametrize("path", SMALL, ids=trace_id)

@@ -200,7 +200,13 @@ def print_launches(
     as_json: bool = False,
 ) -> None:
     from libreyolo_profile.output.json_out import emit_json
-    from libreyolo_profile.output.terminal import stdout_console, table
+    from libreyolo_profile.output.terminal import fmt_sig, stdout_console, table
+
+    def us(value) -> str:
+        # µs span decades (a 4 µs call, a 3 s delay) and most traces write whole µs: three significant digits,
+        # no zeros after the point that the trace never had ("4", not "4.00", beside "165,057")
+        text = fmt_sig(value)
+        return text.rstrip("0").rstrip(".") if "." in text and not text.startswith(("<", "-<")) else text
 
     launches = launch_document(source, top=top, delay_cutoff_us=delay_cutoff_us, call_cutoff_us=call_cutoff_us)
     if as_json:
@@ -218,8 +224,8 @@ def print_launches(
     for key in sorted(set(queues) | set(stats), key=_stream_order):
         s, q = stats.get(key, {}), queues.get(key, {})
         rows.append(
-            [*([key[0]] if ranked else []), key[1], key[2], s.get("kernels"), s.get("delay_p50_us"),
-             s.get("delay_p95_us"), s.get("call_p50_us"), q.get("max_queued"), q.get("mean_queued")]
+            [*([key[0]] if ranked else []), key[1], key[2], s.get("kernels"), us(s.get("delay_p50_us")),
+             us(s.get("delay_p95_us")), us(s.get("call_p50_us")), q.get("max_queued"), q.get("mean_queued")]
         )  # fmt: skip
     console.print(
         table(
@@ -263,9 +269,9 @@ def print_launches(
                     [
                         *([r["rank"]] if ranked else []),
                         r["name"],
-                        r["delay_us"],
-                        r["call_us"],
-                        r["duration_us"],
+                        us(r["delay_us"]),
+                        us(r["call_us"]),
+                        us(r["duration_us"]),
                         ", ".join(WHY[w] for w in r["outliers"]),
                     ]
                     for r in launches["top_outliers"]
