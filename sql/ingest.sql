@@ -76,6 +76,18 @@ FROM device_span d, host_span h, unusable u
 WHERE NOT EXISTS (SELECT 1 FROM marked) AND coalesce(d.s, h.s) IS NOT NULL;
 DROP TABLE marked_steps;
 
+-- step_processes: the host processes whose ProfilerStep ranges the trace holds (pid, ranges: count). One profiler
+-- records one process's steps; more than one is several processes' traces merged into one file, whose
+-- correlation ids (a counter per process) and steps clash: store/ingest/analyse.py refuses it, where the
+-- steps of two ranks read as one timeline gave a step of neither. (The device lanes' ProfilerStep ranges,
+-- gpu_user_annotation, are not the host's; nor is a pid that holds no host op or runtime call: one damaged
+-- event's pid, not a process.)
+CREATE OR REPLACE TEMP TABLE step_processes AS
+SELECT pid, count(*) AS ranges FROM ev
+WHERE kind = 'annotation' AND name LIKE 'ProfilerStep#%'
+  AND pid IN (SELECT DISTINCT pid FROM ev WHERE kind IN ('op', 'runtime'))
+GROUP BY pid;
+
 -- runtime_calls: host CUDA/HIP API calls with their role (launch, sync, malloc …).
 CREATE OR REPLACE TEMP TABLE runtime_calls AS
 -- Each distinct name looked up once (sql/runtime_calls.sql runtime_call_role: exact names, then families).

@@ -467,6 +467,43 @@ def test_a_stray_time_is_left_out_not_measured(trace, years, clean_answers, tmp_
     assert _comparable(answer) == pytest.approx(_comparable(clean), rel=1e-9, nan_ok=True)
 
 
+def test_two_processes_merged_into_one_file_are_refused_not_averaged(clean_answers, tmp_path):
+    """Two traces' events in one file (a tool that merges ranks for a viewer): the steps of both read as one
+    timeline gave a step of neither (dlrm ranks 0 and 1, 14.5 and 19.9 ms, read as 2 steps of 9.96 ms), their
+    correlation ids clashing. Refused with the reason, exit 1; one ProfilerStep whose pid alone is damaged is
+    no second process."""
+
+    def steps_with_ops(doc) -> bool:  # its ProfilerSteps on the process of its ops (not so in every trace)
+        steps = {e.get("pid") for e in _events(doc) if str(e.get("name", "")).startswith("ProfilerStep#")}
+        return any(e.get("cat") in ("cpu_op", "cuda_runtime") and e.get("pid") in steps for e in _events(doc))
+
+    stepped = [
+        t
+        for t, (code, doc) in clean_answers.items()
+        if code == 0 and doc["window"]["source"].startswith("ProfilerStep")
+    ]
+    trace = next((t for t in stepped if steps_with_ops(_load(t))), None)
+    if trace is None:
+        pytest.skip("no small trace records its ProfilerSteps on its ops' process")
+    first, second = _load(trace), _load(trace)
+    for event in _events(second):
+        if "pid" in event:
+            event["pid"] = f"second {event['pid']}"  # another process, whatever the first's pids
+    merged = copy.deepcopy(first)
+    _events(merged).extend(_events(second))
+    path = tmp_path / "merged.json"
+    path.write_text(json.dumps(merged))
+    code, _, err = _summary(path, tmp_path / "cache")
+    assert code == EXIT_UNANALYSABLE and "ProfilerSteps of 2 processes" in err and "import --job" in err, err
+
+    step = next(e for e in _events(first) if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X")
+    step["pid"] = "damaged"
+    path = tmp_path / "one_damaged_step_pid.json"
+    path.write_text(json.dumps(first))
+    code, _, err = _summary(path, tmp_path / "cache")
+    assert code == 0, err
+
+
 @pytest.mark.parametrize("trace", SMALLEST[:1], ids=trace_id)
 def test_no_usable_duration_exits_1_with_the_reason(trace, tmp_path):
     doc = _load(trace)

@@ -53,6 +53,7 @@ def analyse_trace(
             raise UnanalysableError(
                 f"{path}: the trace holds no host ops, annotations or device work to analyse{damage}"
             )
+        _one_process(con, path)
         con.execute(
             "CREATE OR REPLACE TEMP TABLE trace_info AS SELECT CAST($rank AS BIGINT) AS rank",
             {"rank": parsed.rank if rank is None else rank},
@@ -93,6 +94,19 @@ def analyse_trace(
         # the asked-for sections kept beside the profile (store/disk/kept_sections.py): {name: {file: bytes}}
         "kept": {name: files for name, files in kept.items() if files is not None},
     }
+
+
+def _one_process(con, path: Path) -> None:
+    """Refuse several processes' traces merged into one file (sql/ingest.sql step_processes): their correlation
+    ids and steps clash, so no figure of one timeline would be any process's."""
+    pids = [pid for (pid,) in con.execute("SELECT pid FROM step_processes ORDER BY ranges DESC, pid").fetchall()]
+    if len(pids) > 1:
+        shown = ", ".join(str(pid)[:20] for pid in pids[:4]) + (", …" if len(pids) > 4 else "")
+        raise UnanalysableError(
+            f"{path}: the trace holds the ProfilerSteps of {len(pids)} processes (pid {shown}): several "
+            "processes' traces merged into one file, whose correlation ids and steps clash; read each process's "
+            "own trace (a job's ranks together: `libreyolo profile import --job TRACE…`)"
+        )
 
 
 def _kept_files(con, name: str, trace_rank: int | None, unavailable: dict[str, str]) -> dict[str, bytes] | None:
