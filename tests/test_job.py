@@ -289,6 +289,16 @@ def test_different_jobs_are_refused(tmp_path):
     _refused(tmp_path, [a, c], "different jobs")
 
 
+def test_a_rank_that_records_no_distributed_info_is_no_other_job(tmp_path):
+    """Unknown is no difference: rank 1's trace without distributedInfo was refused as `differ in backend
+    (nccl vs None)`; its rank comes from the file names then, as for every rank."""
+    a = rank_trace(tmp_path / "job_rank0.json", 0, 2, 0, [(ALLREDUCE, 150, 600)])
+    b = rank_trace(tmp_path / "job_rank1.json", 1, 2, 300, [(ALLREDUCE, 450, 600)])
+    b.write_text(json.dumps({k: v for k, v in json.loads(b.read_text()).items() if k != "distributedInfo"}))
+    out = cli_json("import", "--job", str(a), str(b), "--project", str(tmp_path / "p"))
+    assert out["job"]["rank_source"] == "file name" and out["job"]["traces"]["1"].endswith("job_rank1.json")
+
+
 def test_ranks_from_file_names_then_order(tmp_path):
     def events(at):
         return [annotation("ProfilerStep#1", 0, 1000), runtime("cudaLaunchKernel", 10, 5, 1), kernel(GEMM, at, 100, 1)]

@@ -87,7 +87,9 @@ def resolve_ranks(traces: list[Path], analyses: list[dict]) -> tuple[list[int], 
 
 
 def _same_job(traces: list[Path], analyses: list[dict]) -> None:
-    """Traces of one job agree on the kind of work and on what distributedInfo says of the job."""
+    """Traces of one job agree on the kind of work and on what distributedInfo says of the job. A trace that
+    records no distributedInfo (or not that part of it) says nothing to disagree with: unknown is no
+    difference (it read "differ in backend (nccl vs None)")."""
     for what, of in (
         ("kind", lambda a: a["kind"]),
         ("backend", lambda a: (a.get("distributed") or {}).get("backend")),
@@ -96,12 +98,12 @@ def _same_job(traces: list[Path], analyses: list[dict]) -> None:
             lambda a: _groups((a.get("distributed") or {}).get("pg_config")),
         ),
     ):
-        values = [of(a) for a in analyses]
-        if len(set(values)) > 1:
-            first = next(i for i, v in enumerate(values) if v != values[0])
+        said = [(trace, value) for trace, value in zip(traces, map(of, analyses), strict=True) if value is not None]
+        other = next(((trace, value) for trace, value in said[1:] if value != said[0][1]), None)
+        if other is not None:
             raise UsageError(
-                f"different jobs: {traces[0].name} and {traces[first].name} differ in {what} "
-                f"({_short(values[0])} vs {_short(values[first])})"
+                f"different jobs: {said[0][0].name} and {other[0].name} differ in {what} "
+                f"({_short(said[0][1])} vs {_short(other[1])})"
             )
 
 
