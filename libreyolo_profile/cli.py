@@ -36,7 +36,9 @@ _TYPER_CLICK_ERROR = getattr(getattr(typer, "_click", None), "ClickException", c
 def _flags_show_no_type(option_class) -> None:
     """typer's rich help prints a type beside every option, flags too (`--json <bool>`), which invites
     `--json true`, an error: a flag takes no value, so its help shows none."""
-    display_type = option_class.display_type_rich
+    display_type = getattr(option_class, "display_type_rich", None)  # typer >= 0.29; older ones print none
+    if display_type is None:
+        return
 
     def display_type_rich(self, ctx):
         return None if getattr(self, "is_flag", False) else display_type(self, ctx)
@@ -47,7 +49,9 @@ def _flags_show_no_type(option_class) -> None:
 def _types_in_words(param_class) -> None:
     """typer names a repeated argument's type the Python way (`<list[Path]>`); help shows `<path>` (the
     argument's `...` already says it repeats)."""
-    display_type = param_class.display_type_rich
+    display_type = getattr(param_class, "display_type_rich", None)
+    if display_type is None:
+        return
 
     def display_type_rich(self, ctx):
         shown = display_type(self, ctx)

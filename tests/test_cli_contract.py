@@ -66,3 +66,16 @@ def test_reader_answers_the_same_in_process_and_in_a_fresh_process(name, tmp_pat
         here = str(workdir)
         answers.append((result.returncode, result.stdout.replace(here, "<dir>"), result.stderr.replace(here, "<dir>")))
     assert answers[0] == answers[1]
+
+
+def test_help_hooks_leave_a_typer_without_them_alone():
+    """typer < 0.29 (which pyproject.toml allows) has no display_type_rich: importing the CLI raised
+    AttributeError, a traceback on every command. The help hooks skip a class without it."""
+    from libreyolo_profile import cli
+
+    class OlderTyperParameter:  # a typer 0.28 TyperOption / TyperArgument, as far as the hooks look
+        pass
+
+    cli._flags_show_no_type(OlderTyperParameter)
+    cli._types_in_words(OlderTyperParameter)
+    assert not hasattr(OlderTyperParameter, "display_type_rich")
