@@ -128,22 +128,40 @@ INSERT INTO event_categories VALUES
     ('user_annotation', 'annotation'),
     ('cpu_op', 'op'), ('operator', 'op');
 
+-- legacy_lanes: the autograd profiler before Kineto (torch <= 1.7, `export_chrome_trace` of
+-- torch.autograd.profiler.profile; a JSON list) writes no category: its ops are X events under the process
+-- "CPU functions", and each op's device time, measured by CUDA events around it, an X event under "CUDA
+-- functions" (or "NPU functions") whose tid is the device. Read as ops and as device work; the device ranges
+-- of ops that hold other ops are left out below (legacy_device_ranges), else nested ops' time counts twice.
+CREATE OR REPLACE TEMP TABLE legacy_lanes (pid VARCHAR PRIMARY KEY, kind VARCHAR);
+INSERT INTO legacy_lanes VALUES ('CPU functions', 'op'), ('CUDA functions', 'kernel'), ('NPU functions', 'kernel');
+
 -- ev: every duration or instant event, typed, with what kind of thing it is.
 CREATE OR REPLACE TEMP TABLE ev AS
-WITH typed AS (
+WITH laned AS (
+    -- a category-less event's legacy lane (legacy_lanes), looked up in a map: NULL for every Kineto event
+    SELECT *, CASE WHEN coalesce(cat, '') = '' THEN (SELECT map(list(pid), list(kind)) FROM legacy_lanes)[pid] END
+                  AS legacy_kind
+    FROM raw_events
+),
+typed AS (
     SELECT event_seq + 1 AS event_id,  -- the decoder's order (store/ingest/timeline.py numbers it)
-           ph, coalesce(cat, '') AS cat, coalesce(name, '') AS name, pid, tid,
+           ph, coalesce(nullif(cat, ''), CASE legacy_kind WHEN 'op' THEN 'cpu_op' WHEN 'kernel' THEN 'kernel' END, '')
+               AS cat,
+           coalesce(name, '') AS name, pid, tid,
            us_text_to_ns(ts_text) AS ts_any,
            us_text_to_ns(dur_text) AS dur_any,
            TRY_CAST(correlation AS BIGINT) AS correlation,
            TRY_CAST(external_id AS BIGINT) AS external_id,
-           coalesce(TRY_CAST(device AS INTEGER), TRY_CAST(pid AS INTEGER)) AS device,
+           CASE WHEN legacy_kind = 'kernel' THEN TRY_CAST(tid AS INTEGER)
+                ELSE coalesce(TRY_CAST(device AS INTEGER), TRY_CAST(pid AS INTEGER)) END AS device,
            stream, mem_allocated, mem_reserved, mem_device_type, mem_device_id, mem_bytes, mem_addr, input_dims,
            shape_dims, input_types, concrete_inputs, copy_bytes, pg_name,
            TRY_CAST(TRY_CAST(msg_nelems AS DOUBLE) AS BIGINT) AS msg_nelems, collective,
            -- the category's kind (event_categories), looked up in a map: cheaper than joining the stream
-           (SELECT map(list(lcat), list(kind)) FROM event_categories)[lower(coalesce(cat, ''))] AS category_kind
-    FROM raw_events
+           coalesce((SELECT map(list(lcat), list(kind)) FROM event_categories)[lower(coalesce(cat, ''))], legacy_kind)
+               AS category_kind
+    FROM laned
 ), readable AS (
     SELECT * EXCLUDE (ts_any, dur_any), ns_readable(ts_any) AS ts_abs, coalesce(ns_readable(dur_any), 0) AS dur_raw
     FROM typed
@@ -178,3 +196,22 @@ FROM readable
 WHERE ts_abs IS NOT NULL
   AND NOT coalesce(ts_abs NOT BETWEEN (SELECT lo_ns FROM stray_times) AND (SELECT hi_ns FROM stray_times), false);
 DROP TABLE stray_times;
+
+-- legacy_nested: the legacy lanes' device ranges (legacy_lanes) that hold another on their device: an op's
+-- CUDA-event range holds those of the ops it called, so only the innermost are device work. Left out of ev
+-- and said in event_damage. A Kineto trace holds no such lane: the scan finds nothing.
+CREATE OR REPLACE TEMP TABLE legacy_nested AS
+WITH lanes AS (
+    SELECT event_id, tid, ts, dur FROM ev
+    WHERE kind = 'kernel' AND pid IN (SELECT pid FROM legacy_lanes WHERE kind = 'kernel')
+)
+SELECT o.event_id FROM lanes o
+WHERE EXISTS (SELECT 1 FROM lanes i
+              WHERE i.tid = o.tid AND i.event_id <> o.event_id AND i.ts >= o.ts AND i.ts + i.dur <= o.ts + o.dur
+                AND (i.ts > o.ts OR i.dur < o.dur OR i.event_id > o.event_id));
+DELETE FROM ev WHERE event_id IN (SELECT event_id FROM legacy_nested);
+INSERT INTO event_damage
+SELECT 'read as the autograd profiler''s device time per op (before Kineto): the ranges of ops that hold other '
+       || 'ops left out, their time being their inner ops''', count(*), NULL
+FROM legacy_nested HAVING count(*) > 0;
+DROP TABLE legacy_nested;
