@@ -247,8 +247,14 @@ def _ns(value) -> int:
     return int((Decimal(str(value)) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))  # text, a float
 
 
+# the autograd profiler before Kineto writes no category: its lanes are its processes' names
+LEGACY_LANES = {"CPU functions": "op", "CUDA functions": "kernel", "NPU functions": "kernel"}
+
+
 def _kind(e: dict) -> str:
     cat, name = (e.get("cat") or "").lower(), e.get("name") or ""
+    if not cat and e.get("ph") == "X" and LEGACY_LANES.get(e.get("pid")):
+        return LEGACY_LANES[e.get("pid")]
     if cat == "kernel":
         return "kernel"
     if cat in ("gpu_memcpy", "memcpy", "gpu_memset", "memset"):
@@ -272,7 +278,8 @@ def load_events(path: Path) -> list[dict]:
     (memory records, flows, instants, metadata), which no rule reads, only count for that origin."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as handle:
-        raw = json.load(handle, parse_float=_literal_ns)["traceEvents"]
+        doc = json.load(handle, parse_float=_literal_ns)
+    raw = doc["traceEvents"] if isinstance(doc, dict) else doc  # a JSON list: the pre-Kineto format
     timed = [e for e in raw if isinstance(e, dict) and e.get("ts") is not None]
     origin = min(_ns(e["ts"]) for e in timed)
     events = []
@@ -282,7 +289,8 @@ def load_events(path: Path) -> list[dict]:
             continue
         args = e.get("args") if isinstance(e.get("args"), dict) else {}
         correlation = args.get("correlation")
-        device = args.get("device", e.get("pid"))
+        legacy = not e.get("cat") and LEGACY_LANES.get(e.get("pid")) == "kernel"
+        device = e.get("tid") if legacy else args.get("device", e.get("pid"))
         events.append(
             {
                 "kind": kind,
@@ -294,9 +302,28 @@ def load_events(path: Path) -> list[dict]:
                 "dur": max(_ns(e.get("dur", 0) or 0), 0),
                 "correlation": int(correlation) if correlation not in (None, "") else None,
                 "dims": args.get("Input Dims"),
+                "legacy": legacy,
             }
         )
-    return events
+    return _innermost_legacy_ranges(events)
+
+
+def _innermost_legacy_ranges(events: list[dict]) -> list[dict]:
+    """A legacy device range (an op's CUDA events) that holds another on its device is its callees' time
+    again: only the innermost are device work. Of two identical ranges, the later written stays."""
+    legacy = [i for i, e in enumerate(events) if e["legacy"]]
+    held = set()
+    for i in legacy:
+        o = events[i]
+        for j in legacy:
+            inner = events[j]
+            if j == i or inner["device"] != o["device"]:
+                continue
+            inside = inner["ts"] >= o["ts"] and inner["ts"] + inner["dur"] <= o["ts"] + o["dur"]
+            if inside and (inner["ts"] > o["ts"] or inner["dur"] < o["dur"] or j > i):
+                held.add(i)
+                break
+    return [e for i, e in enumerate(events) if i not in held]
 
 
 def _steps(events: list[dict]) -> list[tuple[int, int]]:

@@ -322,7 +322,8 @@ def test_every_table_holds_the_headline_device_time(answers):
     outside = (totals[("phases_outside", None)] or 0, totals[("kernels_outside", None)] or 0)
     assert outside[0] == pytest.approx(outside[1], abs=tolerance), "launched outside the steps: phases vs kernels"
     executions = sum(blame_reference.window_kernel_ns(answers.path, kinds=("kernel", "copy")).values()) / 1e6
-    assert (totals[("roofline", None)] or 0) == pytest.approx(executions, abs=tolerance), "roofline vs executions"
+    if summary["profile"]["device_type"] != "cpu":  # a CPU profile's roofline holds its ops' own time instead
+        assert (totals[("roofline", None)] or 0) == pytest.approx(executions, abs=tolerance), "roofline vs executions"
     assert (totals[("modules", None)] or 0) <= whole + tolerance, "the modules' roots hold more than the headline"
     # the readers as printed: phases per step, kernels per step, times the steps
     steps = summary["window"]["steps"]
