@@ -78,7 +78,8 @@ def _raw_work(path: Path) -> list[dict]:
     changed by them)."""
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt") as f:
-        events = json.load(f, parse_float=Decimal)["traceEvents"]
+        doc = json.load(f, parse_float=Decimal)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc  # a JSON list: the pre-Kineto format
     launches: dict[int, tuple[int, int]] = {}
     work = []
     for e in events:

@@ -223,7 +223,9 @@ def _deep_nesting(text: str) -> tuple[str, dict]:
     if at < 0:
         return text, {}
     nested = "[" * DEEP + "]" * DEEP
-    return text[:at] + '"args": {"deep": ' + nested + ", " + text[at + len('"args": {') :], {"nested deeper": 1}
+    rest = text[at + len('"args": {') :]
+    joint = "" if rest.lstrip().startswith("}") else ", "  # empty args (the pre-Kineto format writes `{}`)
+    return text[:at] + '"args": {"deep": ' + nested + joint + rest, {"nested deeper": 1}
 
 
 TEXT_MUTATIONS = [_bare_tokens, _deep_nesting]
@@ -320,6 +322,17 @@ def _a_trace_with_profiler_steps(clean_answers) -> object:
     return trace
 
 
+def _host_steps(doc) -> list[dict]:
+    """The trace's ProfilerStep ranges on the host (a GPU lane repeats them as gpu_user_annotation)."""
+    return [
+        e
+        for e in _events(doc)
+        if str(e.get("name", "")).startswith("ProfilerStep#")
+        and e.get("ph") == "X"
+        and str(e.get("cat", "")).lower() != "gpu_user_annotation"
+    ]
+
+
 def test_a_broken_step_is_not_called_empty(clean_answers, tmp_path):
     """A ProfilerStep with a negative duration reads as 0 long and is dropped: the trace_damaged mark counts
     it, and the empty_steps mark, which says nothing ran inside, does not (the trace disproves that). The
@@ -345,7 +358,7 @@ def test_unusable_steps_are_not_said_to_be_absent(clean_answers, tmp_path):
     (and the window_fallback mark) must not claim the trace has none, nor empty_steps that nothing ran in them."""
     trace = _a_trace_with_profiler_steps(clean_answers)
     doc = _load(trace)
-    steps = [e for e in _events(doc) if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"]
+    steps = _host_steps(doc)
     steps[0]["ts"] = "not a time"
     for step in steps[1:]:
         step["dur"] = "NaN"
@@ -365,7 +378,7 @@ def test_broken_steps_beside_an_empty_one_leave_no_empty_window(clean_answers, t
     trace = _a_trace_with_profiler_steps(clean_answers)
     doc = _load(trace)
     events = _events(doc)
-    steps = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"]
+    steps = _host_steps(doc)
     end = max(float(e["ts"]) + float(e.get("dur") or 0) for e in events if _number(e.get("ts")))
     for step in steps:
         del step["dur"]
@@ -519,10 +532,14 @@ def test_no_usable_duration_exits_1_with_the_reason(trace, tmp_path):
 def test_allocator_events_with_float_device_ids_are_read(tmp_path):
     """`Device Id` 1.0 dropped every allocator event: memory said the trace held none."""
     require_traces()
-    doc = _load(SMALLEST[-1])
-    events = _events(doc)
-    kernels = [e for e in events if e.get("cat") in ("kernel", "cpu_op") and e.get("ph") == "X"][:4]
-    assert kernels, "the trace has no op or kernel to allocate beside"
+
+    def beside(doc) -> list[dict]:
+        return [e for e in _events(doc) if e.get("cat") in ("kernel", "cpu_op") and e.get("ph") == "X"][:4]
+
+    doc = next((d for d in map(_load, reversed(SMALLEST)) if beside(d)), None)
+    if doc is None:
+        pytest.skip("none of the smallest traces has a Kineto op or kernel to allocate beside")
+    events, kernels = _events(doc), beside(doc)
     for i, e in enumerate(kernels):
         args = {"Device Type": 1, "Device Id": 0, "Addr": 1000 + i, "Bytes": 1 << 20, "Total Allocated": (i + 1) << 20}
         events.append(
@@ -596,9 +613,14 @@ def test_deep_nesting_anywhere_loses_nothing_else(tmp_path):
     clean = parse_trace(trace, report=False)
     text = json.dumps(_load(trace))
     nested = "[" * DEEP + "]" * DEEP
-    text = text.replace('"traceEvents": [', '"traceEvents": [{"nested": ' + nested + "}, ", 1)
+    if text.startswith("["):  # a JSON list: the pre-Kineto format
+        text = '[{"nested": ' + nested + "}, " + text[1:]
+    else:
+        text = text.replace('"traceEvents": [', '"traceEvents": [{"nested": ' + nested + "}, ", 1)
     at = text.rfind('"args": {')
-    text = text[:at] + '"args": {"deep": ' + nested + ", " + text[at + len('"args": {') :]
+    rest = text[at + len('"args": {') :]
+    joint = "" if rest.lstrip().startswith("}") else ", "  # empty args (the pre-Kineto format writes `{}`)
+    text = text[:at] + '"args": {"deep": ' + nested + joint + rest
     path = tmp_path / "deep.json"
     path.write_text(text)
     deep = parse_trace(path, report=False)

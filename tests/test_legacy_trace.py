@@ -6,6 +6,7 @@ trace was refused as holding "no host ops, annotations or device work"."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -41,6 +42,13 @@ def test_a_real_legacy_cpu_trace_is_read_as_ops(tmp_path):
     assert summary["metrics"]["step_ms"] == pytest.approx((last - first) / 1e3, abs=1e-6)
     ops = {row["name"] for row in _read("ops", str(path), "--top", "1000", cache=tmp_path / "cache")["ops"]}
     assert {"aten::conv2d", "aten::relu"} <= ops, ops
+    # a foreign CPU trace of a conv model has no measured CPU roof: the verdict names the null figure, and the
+    # first screen says why (it printed the verdict's "gemm_conv_peak_pct is null" and no reason)
+    screen = run_cli_in_process("summary", str(path), env={"XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "100"})
+    said = f"{summary['verdict']['reason']} {summary['verdict']['next_step']}"
+    named = [m for m, v in summary["metrics"].items() if v is None and re.search(rf"\b{m}\b", said)]
+    assert named, said
+    assert all(f"— {m}: " in " ".join(screen.stdout.split()) for m in named), screen.stdout
 
 
 def _legacy_gpu_trace(calls: int) -> tuple[list[dict], float]:

@@ -7,6 +7,8 @@ Text wraps between words, never inside a number, so an 80-column pipe or CI log 
 
 from __future__ import annotations
 
+import re
+
 from libreyolo_profile.metric_catalog import measured_unit
 from libreyolo_profile.output.terminal import fmt, fmt_sig, short_name
 from libreyolo_profile.output.textsafe import safe_line
@@ -40,7 +42,11 @@ def first_figures(s: dict, rows: list[list], unavailable: dict, most: int) -> tu
     by_name = {row[0]: row for row in rows}
     reason_of = {name: reason for reason, names in unavailable.items() for name in names}
     shown = [n for n in FIGURES if n in by_name or n in reason_of][:most]
-    return [by_name[n] for n in shown if n in by_name], [f"{n}: {reason_of[n]}" for n in shown if n in reason_of]
+    # a null figure the verdict names says why too (a CPU trace of a conv model: "gemm_conv_peak_pct is null")
+    said = f"{s['verdict'].get('reason') or ''} {s['verdict'].get('next_step') or ''}"
+    named = [n for n in reason_of if n not in shown and re.search(rf"\b{re.escape(n)}\b", said)]
+    nulls = [f"{n}: {reason_of[n]}" for n in [*shown, *named] if n in reason_of]
+    return [by_name[n] for n in shown if n in by_name], nulls
 
 
 def section_lines(s: dict) -> list[tuple[str, str, str]]:
