@@ -131,36 +131,34 @@ INSERT INTO event_categories VALUES
 -- legacy_lanes: the autograd profiler before Kineto (torch <= 1.7, `export_chrome_trace` of
 -- torch.autograd.profiler.profile; a JSON list) writes no category: its ops are X events under the process
 -- "CPU functions", and each op's device time, measured by CUDA events around it, an X event under "CUDA
--- functions" (or "NPU functions") whose tid is the device. Read as ops and as device work; the device ranges
--- of ops that hold other ops are left out below (legacy_device_ranges), else nested ops' time counts twice.
-CREATE OR REPLACE TEMP TABLE legacy_lanes (pid VARCHAR PRIMARY KEY, kind VARCHAR);
-INSERT INTO legacy_lanes VALUES ('CPU functions', 'op'), ('CUDA functions', 'kernel'), ('NPU functions', 'kernel');
+-- functions" (or "NPU functions") whose tid is the device. Each lane is read as the category Kineto gives the
+-- same events (cat: event_categories says what it holds); the device ranges of ops that hold other ops are
+-- left out below (legacy_nested), else nested ops' time counts twice.
+CREATE OR REPLACE TEMP TABLE legacy_lanes (pid VARCHAR PRIMARY KEY, cat VARCHAR);
+INSERT INTO legacy_lanes VALUES ('CPU functions', 'cpu_op'), ('CUDA functions', 'kernel'), ('NPU functions', 'kernel');
 
 -- ev: every duration or instant event, typed, with what kind of thing it is.
 CREATE OR REPLACE TEMP TABLE ev AS
 WITH laned AS (
     -- a category-less event's legacy lane (legacy_lanes), looked up in a map: NULL for every Kineto event
-    SELECT *, CASE WHEN coalesce(cat, '') = '' THEN (SELECT map(list(pid), list(kind)) FROM legacy_lanes)[pid] END
-                  AS legacy_kind
+    SELECT * EXCLUDE (cat), cat IS NULL OR cat = '' AS uncategorised,
+           coalesce(nullif(cat, ''), (SELECT map(list(pid), list(cat)) FROM legacy_lanes)[pid], '') AS cat
     FROM raw_events
 ),
 typed AS (
     SELECT event_seq + 1 AS event_id,  -- the decoder's order (store/ingest/timeline.py numbers it)
-           ph, coalesce(nullif(cat, ''), CASE legacy_kind WHEN 'op' THEN 'cpu_op' WHEN 'kernel' THEN 'kernel' END, '')
-               AS cat,
-           coalesce(name, '') AS name, pid, tid,
+           ph, cat, coalesce(name, '') AS name, pid, tid,
            us_text_to_ns(ts_text) AS ts_any,
            us_text_to_ns(dur_text) AS dur_any,
            TRY_CAST(correlation AS BIGINT) AS correlation,
            TRY_CAST(external_id AS BIGINT) AS external_id,
-           CASE WHEN legacy_kind = 'kernel' THEN TRY_CAST(tid AS INTEGER)
+           CASE WHEN uncategorised AND cat = 'kernel' THEN TRY_CAST(tid AS INTEGER)  -- a legacy device lane
                 ELSE coalesce(TRY_CAST(device AS INTEGER), TRY_CAST(pid AS INTEGER)) END AS device,
            stream, mem_allocated, mem_reserved, mem_device_type, mem_device_id, mem_bytes, mem_addr, input_dims,
            shape_dims, input_types, concrete_inputs, copy_bytes, pg_name,
            TRY_CAST(TRY_CAST(msg_nelems AS DOUBLE) AS BIGINT) AS msg_nelems, collective,
            -- the category's kind (event_categories), looked up in a map: cheaper than joining the stream
-           coalesce((SELECT map(list(lcat), list(kind)) FROM event_categories)[lower(coalesce(cat, ''))], legacy_kind)
-               AS category_kind
+           (SELECT map(list(lcat), list(kind)) FROM event_categories)[lower(cat)] AS category_kind
     FROM laned
 ), readable AS (
     SELECT * EXCLUDE (ts_any, dur_any), ns_readable(ts_any) AS ts_abs, coalesce(ns_readable(dur_any), 0) AS dur_raw
@@ -203,7 +201,7 @@ DROP TABLE stray_times;
 CREATE OR REPLACE TEMP TABLE legacy_nested AS
 WITH lanes AS (
     SELECT event_id, tid, ts, dur FROM ev
-    WHERE kind = 'kernel' AND pid IN (SELECT pid FROM legacy_lanes WHERE kind = 'kernel')
+    WHERE kind = 'kernel' AND pid IN (SELECT pid FROM legacy_lanes WHERE cat = 'kernel')
 )
 SELECT o.event_id FROM lanes o
 WHERE EXISTS (SELECT 1 FROM lanes i

@@ -37,10 +37,11 @@ def fmt(value, digits: int = 2, unit: str | None = None) -> str:
     return safe_line(value)
 
 
-def fmt_sig(value, significant: int = 3, max_decimals: int = 6) -> str:
+def fmt_sig(value, significant: int = 3, max_decimals: int = 6, trim: bool = False) -> str:
     """A quantity that spans decades (ms above a roof, a share of a peak) in plain notation, never
     `1.73e+03` or `6.66e-06`: `significant` digits, whole from 10^(significant−1) up with thousands
-    separators, at most `max_decimals` decimals below (a smaller non-zero value prints as its bound)."""
+    separators, at most `max_decimals` decimals below (a smaller non-zero value prints as its bound).
+    trim: no zeros after the point (`4`, not `4.00`: µs a trace wrote whole)."""
     import math
 
     if value is None:
@@ -54,7 +55,7 @@ def fmt_sig(value, significant: int = 3, max_decimals: int = 6) -> str:
     shown = f"{value:.{decimals}f}"
     if float(shown) == 0:  # below what max_decimals shows: say its bound rather than a false 0
         return ("-" if value < 0 else "") + "<" + f"{10**-max_decimals:.{max_decimals}f}"
-    return shown
+    return shown.rstrip("0").rstrip(".") if trim and "." in shown else shown
 
 
 def fmt_count(value) -> str:

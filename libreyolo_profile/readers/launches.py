@@ -202,11 +202,8 @@ def print_launches(
     from libreyolo_profile.output.json_out import emit_json
     from libreyolo_profile.output.terminal import fmt_sig, stdout_console, table
 
-    def us(value) -> str:
-        # µs span decades (a 4 µs call, a 3 s delay) and most traces write whole µs: three significant digits,
-        # no zeros after the point that the trace never had ("4", not "4.00", beside "165,057")
-        text = fmt_sig(value)
-        return text.rstrip("0").rstrip(".") if "." in text and not text.startswith(("<", "-<")) else text
+    def us(value) -> str:  # µs span decades (a 4 µs call, a 3 s delay), and most traces write them whole
+        return fmt_sig(value, trim=True)
 
     launches = launch_document(source, top=top, delay_cutoff_us=delay_cutoff_us, call_cutoff_us=call_cutoff_us)
     if as_json:
